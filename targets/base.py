@@ -1,0 +1,52 @@
+"""The target protocol: a `task` and `predict(images) -> Predictions`."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Protocol, runtime_checkable
+
+import numpy as np
+
+__all__ = ["Predictions", "Target", "TASKS"]
+
+TASKS = ("detect", "classify", "verify")
+
+
+@dataclass
+class Predictions:
+    """One entry per image.
+
+    Attributes:
+        label: for `detect`, whether a face was found; for `classify`, the predicted label.
+        score: confidence of the predicted label where the model gives one, else None.
+        boxes: for `detect`, a list of `(x0, y0, x1, y1)` pixel boxes per image.
+        embedding: for `verify`, one vector per image.
+        error: None, or why this image got no answer (never a classifier failure).
+    """
+
+    label: list[Any]
+    score: list[float | None] = field(default_factory=list)
+    boxes: list[list[tuple[float, float, float, float]]] = field(default_factory=list)
+    embedding: list[np.ndarray | None] = field(default_factory=list)
+    error: list[str | None] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        n = len(self.label)
+        for name in ("score", "boxes", "embedding", "error"):
+            values = getattr(self, name)
+            if not values:
+                setattr(self, name, [None] * n if name != "boxes" else [[] for _ in range(n)])
+            elif len(values) != n:
+                raise ValueError(f"Predictions.{name} has {len(values)} entries for {n} labels.")
+
+    def __len__(self) -> int:
+        return len(self.label)
+
+
+@runtime_checkable
+class Target(Protocol):
+    """Judges a batch of `N x H x W x 3` uint8 RGB images."""
+
+    task: str
+
+    def predict(self, images: np.ndarray) -> Predictions: ...
