@@ -72,7 +72,7 @@ def main() -> None:
     for label, mask in conditions.items():
         if label == "none of the above":
             mask = ~hard
-        hard |= mask.to_numpy()
+        hard |= np.asarray(mask)
         print(f"  {label:<24} n={int(mask.sum()):>4}  miss={1 - truth.loc[mask, 'dlib-cnn'].mean():.1%}")
     if args.out:
         truth.to_csv(args.out, index=False)

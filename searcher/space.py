@@ -18,7 +18,7 @@ from __future__ import annotations
 import difflib
 import math
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Mapping, Protocol, Sequence, Union
+from typing import Any, Callable, Iterable, Mapping, Protocol, Sequence, Union
 
 import numpy as np
 
@@ -285,11 +285,21 @@ class Space:
     Args:
         params: the named parameters, in the order the unit cube lays them out.
         latent: an optional latent block, laid out after them.
+        joint: an optional `(rows, rng) -> None` that edits rows drawn from the independent priors
+            in place, to add the dependencies of an everyday population (no beard on most
+            feminine faces, say). It must keep every value valid; it affects `sample` only, never
+            what the strategies may propose.
     """
 
-    def __init__(self, params: Iterable[Param] = (), latent: Latent | None = None) -> None:
+    def __init__(
+        self,
+        params: Iterable[Param] = (),
+        latent: Latent | None = None,
+        joint: Callable[[list[Params], np.random.Generator], None] | None = None,
+    ) -> None:
         self.params: tuple[Param, ...] = tuple(params)
         self.latent = latent
+        self.joint = joint
         names = [p.name for p in self.params] + (latent.names if latent else [])
         dupes = sorted({n for n in names if names.count(n) > 1})
         if dupes:
@@ -355,6 +365,8 @@ class Space:
         rng = np.random.default_rng(seed)
         columns = {p.name: p.sample(rng, n) for p in self.params}
         rows = [{name: col[i] for name, col in columns.items()} for i in range(n)]
+        if self.joint is not None:
+            self.joint(rows, rng)
         if self.latent:
             z = self.latent.sample(rng, n)
             for row, zi in zip(rows, z):

@@ -38,12 +38,14 @@ def test_hard_conditions_defeat_the_detector(faces):
     assert sum(det.predict(hard.images).label) <= 1
 
 
-def test_skin_tone_darkens_the_face_not_the_background(faces):
+def test_skin_tone_darkens_the_face_relative_to_the_background(faces):
+    """Darker skin is darker against the same background, though the camera meters on the face
+    (half-way auto-exposure lifts the whole frame by at most 1.6x)."""
     b = faces.generate([{"skin_tone": 1.0}, {"skin_tone": 6.0}])
     centre = luminance(b.images)[:, 72:80, 56:72].mean(axis=(1, 2))  # cheeks and nose
     corner = luminance(b.images)[:, :10, :10].mean(axis=(1, 2))
-    assert centre[0] - centre[1] > 60
-    assert abs(corner[0] - corner[1]) < 1
+    assert centre[0] / corner[0] > 2.0 * centre[1] / corner[1]
+    assert 1.0 < corner[1] / corner[0] <= 1.61
 
 
 def test_light_and_sunglasses_and_blur(faces):

@@ -7,7 +7,9 @@ no person behind these images; see the README's limitations.
 
 The default prior is an everyday mix: all skin tones equally, mostly frontal faces in ordinary
 light, with a minority of hard conditions (side light, dim rooms, turned heads, blur, noise,
-sunglasses, scarves) from which detector failures arise.
+sunglasses, scarves) from which detector failures arise, and the everyday dependencies between
+appearance attributes (`everyday_mix`). Searches and transects set parameters directly, so
+they are free of those dependencies.
 
 Truth is what was rendered: facial hair only grows on faces of 12 and over (it fades in to 18), so
 `truth.facial_hair` can be lower than the parameter asked for; `fitzpatrick` is `skin_tone`
@@ -27,7 +29,33 @@ from generators.faces.render import EYEWEAR, HAIR_COLORS, N_SHAPE, FaceRenderer
 from searcher.errors import ParameterError
 from searcher.space import Beta, Categorical, Continuous, Integer, Space, TruncatedNormal, Uniform, ZeroInflated
 
-__all__ = ["ProceduralFaces", "FACE_SPACE", "render_attributes"]
+__all__ = ["ProceduralFaces", "FACE_SPACE", "everyday_mix", "render_attributes"]
+
+def everyday_mix(rows: list[dict[str, Any]], rng: np.random.Generator) -> None:
+    """Dependencies of an everyday population, applied to rows drawn from the independent priors.
+
+    Beards are drawn only for masculine-presenting adults; makeup and earrings are rarer on
+    masculine-presenting faces and absent on young children; feminine-presenting faces wear their
+    hair longer; hair greys with age. A sample from this prior is therefore *observational*:
+    attributes are confounded as in photographs of people, which is why causal claims come from
+    experiments (transects) that set one attribute and hold the rest, never from the prior.
+    """
+    for row in rows:
+        gp, age = row["gender_presentation"], row["age"]
+        u = rng.random(5)
+        if gp > 0.4 or age < 16:
+            row["facial_hair"] = 0.0
+        if age < 12 or (gp < 0.4 and u[0] < 0.85):
+            row["makeup"] = 0.0
+        if gp < 0.4 and u[1] < 0.75:
+            row["earrings"] = 0.0
+        if gp > 0.6 and u[2] < 0.6:
+            row["hair_length"] = float(0.45 + 0.55 * rng.beta(2.0, 1.5))
+        elif gp < 0.4 and u[2] < 0.6:
+            row["hair_length"] = float(0.35 * rng.beta(1.5, 2.0))
+        if age > 55 and u[3] < (age - 55) / 30:
+            row["hair_color"] = "grey"
+
 
 FACE_SPACE = Space(
     [
@@ -52,7 +80,8 @@ FACE_SPACE = Space(
         Continuous("occlusion", 0.0, 1.0, ZeroInflated(0.94, Uniform()), 0.0, "scarf over the lower face: 0 none, 1 up to the eyes"),
         Continuous("scale", 0.6, 1.3, TruncatedNormal(1.0, 0.1), 1.0, "face size relative to the frame"),
         Integer("identity", 0, 99_999, 0, "pseudo-identity: fixes face-shape details, eye and clothing colour"),
-    ]
+    ],
+    joint=everyday_mix,
 )
 
 CATEGORICAL_INDEX = {"hair_color": tuple(HAIR_COLORS), "eyewear": EYEWEAR}

@@ -296,7 +296,7 @@ class FaceRenderer:
                 shadow = g.blob(C(ex_i), C(ey - 0.06), C(0.16 * fw), 0.07) * C(0.55 * makeup)
                 g.paint(img, _rgb(np.array([0.45, 0.30, 0.45])), shadow)
             eye = g.cover((g.v - C(ey)).abs() - lens) * g.cover(du.abs() * rx - rx)
-            g.paint(img, _rgb(np.array([0.93, 0.91, 0.89])), eye)
+            g.paint(img, _rgb(0.8 * np.array([0.93, 0.91, 0.89]) + 0.2 * skin), eye)
             ir = C(ery * 1.05)
             g.paint(img, _rgb(iris), g.ellipse(C(ex_i), C(ey), ir * C(fw), ir) * eye)
             g.paint(img, dark * 0.3, g.ellipse(C(ex_i), C(ey), ir * C(0.45 * fw), ir * 0.45) * eye)
@@ -358,29 +358,22 @@ class FaceRenderer:
                 g = full.crop(ex_e, ey + 0.32 + rad, rad, rad)
                 g.paint(img, _rgb(np.array([0.88, 0.70, 0.25])), g.ellipse(C(ex_e), C(ey + 0.32 + rad), C(rad), C(rad)) * C(ear_on))
 
-        # --- light: Lambert and a specular sheen on a head-sized ellipsoid, ambient occlusion at
+        # --- light: Lambert on a head-sized ellipsoid, ambient occlusion at
         # the eye sockets, beside and under the nose and under the lip
         az = np.radians(f32["light_direction"])
         L = np.stack([np.sin(az), np.full_like(az, -0.35), np.cos(az)], 1)
         L = L / np.linalg.norm(L, axis=1, keepdims=True)
-        H = L + np.array([0.0, 0.0, 1.0])
-        H = H / np.linalg.norm(H, axis=1, keepdims=True)
         light = torch.ones(n, r, r)
         g = full.crop(0.0, -0.05, A * 1.25, 1.25)
         nu, nv = g.u / C(A * 1.25), (g.v + 0.05) / 1.25
         nz = torch.sqrt((1 - nu * nu - nv * nv).clamp(min=0.02))
         lambert = (nu * C(L[:, 0]) + nv * C(L[:, 1]) + nz * C(L[:, 2])).clamp(min=0.0)
         head = _smooth(1.05, 0.95, torch.sqrt(nu * nu + nv * nv))
-        shade = 0.28 + 0.72 * lambert / C(L[:, 2].clip(0.35))
+        shade = 0.34 + 0.66 * lambert / C(L[:, 2].clip(0.35))
         light[:, g.window[0], g.window[1]] = 1.0 + head * (shade - 1.0)
-        sheen = (nu * C(H[:, 0]) + nv * C(H[:, 1]) + nz * C(H[:, 2])).clamp(min=0.0)
-        for _ in range(4):  # ** 16 by squaring: exact multiplies, unlike pow's vector path
-            sheen = sheen * sheen
-        sheen = sheen * head
-        sheen_k = 0.10 + 0.10 * (f32["skin_tone"] - 1) / 5
         side = np.sign(L[:, 0]) + (L[:, 0] == 0)
         occluders = [
-            *[(ex_i, ey - 0.01, 0.17 * fw, 0.11, -0.28) for ex_i, fw in eyes],
+            *[(ex_i, ey - 0.01, 0.17 * fw, 0.12, -0.40) for ex_i, fw in eyes],
             (nose_x - side * 0.075, ny - 0.12, 0.04, 0.17, -(0.10 + 0.25 * np.abs(L[:, 0]))),
             (nose_x + side * 0.02, ny - 0.15, 0.025, 0.16, 0.12),
             (nose_x, ny + 0.07, 0.09, 0.035, -0.22),
@@ -389,9 +382,10 @@ class FaceRenderer:
         for ox, oy, sx, sy, k in occluders:
             g = full.crop(ox, oy, 2 * sx, 2 * sy)
             light[:, g.window[0], g.window[1]] *= 1.0 + C(k) * g.blob(C(ox), C(oy), C(sx), C(sy))
-        img.mul_((light * C(f32["light_intensity"])).unsqueeze(1))
-        g = full.crop(0.0, -0.05, A * 1.25, 1.25)
-        img[..., g.window[0], g.window[1]] += (sheen * C(sheen_k * f32["light_intensity"])).unsqueeze(1)
+        # the camera meters on the face: half-way auto-exposure towards a mid-grey face
+        skin_luma = skin @ np.array([0.299, 0.587, 0.114], np.float32)
+        exposure = f32["light_intensity"] * np.clip(np.sqrt(0.5 / skin_luma), 1.0, 1.6)
+        img.mul_((light * C(exposure)).unsqueeze(1))
 
         # --- eyewear over the lit face (frames catch the light the same way)
         eyewear = a["eyewear"].astype(int)
@@ -414,7 +408,7 @@ class FaceRenderer:
             top = C(1.2 - occ * (1.2 - (ey + 0.14))) + 0.1 * _sq(g.u / C(A))
             cloth = _smooth(top, top + 0.03, g.v) * g.cover(g.u.abs() - C(A * 1.2)) * g.cover(g.v - 1.5) * C(occ > 0.01)
             folds = 0.85 + 0.15 * _wave(g.v * 6.4 + g.u * 0.95)
-            g.paint(img, _rgb(scarf * f32["light_intensity"][:, None]) * folds.unsqueeze(1), cloth)
+            g.paint(img, _rgb(scarf * exposure[:, None]) * folds.unsqueeze(1), cloth)
 
         # --- camera: blur (per image), sensor noise (per image seed), quantise
         img.clamp_(0.0, 1.0)
