@@ -219,16 +219,20 @@ class FaceRenderer:
         mw = 0.18 * (1 + 0.1 * sh[:, 6]) + 0.05 * smile
         lip = 0.04 * (1 + 0.2 * sh[:, 7] + 0.3 * gp)
 
+        # Yaw: the face oval moves towards the turn, the skull (hair, ears) against it, and each
+        # feature rides a sphere about the face's centre.
+        fshift = 0.18 * np.sin(yaw)
+        shift = -0.12 * np.sin(yaw)
+
         def place(u0: np.ndarray | float, radius: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
             """Projected centre and foreshortening of a surface point at `u0` under yaw."""
             th0 = np.arcsin(np.clip(u0 / radius, -0.99, 0.99))
             th = th0 + yaw
-            return radius * np.sin(th), np.clip(np.cos(th) / np.cos(th0), 0.05, 1.5)
+            return fshift + radius * np.sin(th), np.clip(np.cos(th) / np.cos(th0), 0.05, 1.5)
 
-        eyes = [place(-ex, A * 1.05), place(ex, A * 1.05)]
-        nose_x, _ = place(0.0, A * 1.25)
-        mouth_x, fw_m = place(0.0, A * 1.1)
-        shift = -0.12 * np.sin(yaw)  # the skull moves against the turn
+        eyes = [place(-ex, A), place(ex, A)]
+        nose_x, _ = place(0.0, A * 1.15)
+        mouth_x, fw_m = place(0.0, A)
 
         skin = _interp_skin(a["skin_tone"])
         hair = np.array([list(HAIR_COLORS.values())[int(i)] for i in a["hair_color"]], np.float32)
@@ -267,17 +271,18 @@ class FaceRenderer:
             g.paint(img, _rgb(skin * 0.7), g.ellipse(C(ear_x + side * 0.01), C(ey + 0.13), 0.05, 0.11) * 0.6)
 
         # --- the face itself: an ellipse whose lower half tapers to the jaw
-        fc = full.crop(0.0, 0.0, A * 1.02, 1.12)
+        fc = full.crop(fshift, 0.0, A * 1.02, 1.12)
+        fu = fc.u - C(fshift)
         w = (C(A) * (1 - C(taper) * _sq(fc.v.clamp(min=0.0)))).clamp_(min=0.05)
-        q = torch.sqrt(_sq(fc.u / w) + fc.v * fc.v)
+        q = torch.sqrt(_sq(fu / w) + fc.v * fc.v)
         fc.paint(img, _rgb(skin), fc.cover((q - 1.0) * torch.minimum(w, torch.ones_like(w))))
 
         # --- facial hair (stubble below 0.4, a full beard above), under the lips
         if (fh > 0.02).any():
-            boundary = C(ny + 0.08) - 0.42 * _sq(fc.u / C(A))
+            boundary = C(ny + 0.08) - 0.42 * _sq(fu / C(A))
             density = np.where(fh < 0.4, fh / 0.4 * 0.55, 0.55 + 0.45 * (fh - 0.4) / 0.6) * (fh > 0.02)
-            grain = 0.88 + 0.12 * _wave(fc.u * 14.3 + 0.5 * _wave(fc.v * 6.4))
-            beard = _smooth(boundary - 0.03, boundary + 0.06, fc.v) * fc.ellipse(0.0, 0.0, C(A * 1.02), C(1.0 + 0.1 * fh))
+            grain = 0.88 + 0.12 * _wave(fu * 14.3 + 0.5 * _wave(fc.v * 6.4))
+            beard = _smooth(boundary - 0.03, boundary + 0.06, fc.v) * fc.ellipse(C(fshift), 0.0, C(A * 1.02), C(1.0 + 0.1 * fh))
             fc.paint(img, _rgb(hair * 0.8), beard * C(density) * grain)
 
         # --- makeup: blush
@@ -335,8 +340,9 @@ class FaceRenderer:
         creases = 0.5 * old + 0.15 * smile
         creases = np.where(creases > 0.01, creases, 0.0)  # the same cut-off alone or in a batch
         if (creases > 0.01).any():
-            g = full.crop(0.0, -0.57, 0.4, 0.12)
-            lines = sum(g.cover((g.v - hv - 0.03 * g.u * g.u).abs() - 0.006) for hv in (-0.52, -0.62)) * g.cover(g.u.abs() - 0.35)
+            g = full.crop(fshift, -0.57, 0.4, 0.12)
+            gu = g.u - C(fshift)
+            lines = sum(g.cover((g.v - hv - 0.03 * gu * gu).abs() - 0.006) for hv in (-0.52, -0.62)) * g.cover(gu.abs() - 0.35)
             g.paint(img, _rgb(skin * 0.6), lines * C(0.5 * old))
             for side in (-1.0, 1.0):
                 fx = mouth_x + side * (mw + 0.02)
@@ -346,9 +352,12 @@ class FaceRenderer:
                 g.paint(img, _rgb(skin * 0.6), fold * C(creases))
 
         # --- hair in front: the cap above the hairline, and curtains of long hair at the sides
-        hairline = C(-0.62 + 0.07 * sh[:, 9] + 0.22 * old * masc) + 0.38 * _sq(hf.u / C(A))
+        hairline = C(-0.62 + 0.07 * sh[:, 9] + 0.22 * old * masc) + 0.38 * _sq((hf.u - C(fshift)) / C(A))
         front = cap * _smooth(hairline + 0.02, hairline - 0.04, hf.v) * has_hair
-        curtains = hang * long_hair * _smooth(0.80, 0.95, (hf.u - C(shift)).abs() / C(A)) * _smooth(-0.3, -0.5, hf.v - C(hair_len))
+        # the curtains frame the face: their inner edges sit on the head at +-0.85 A and turn with it
+        edge_l, edge_r = place(-0.85 * A, A)[0], place(0.85 * A, A)[0]
+        framed = _smooth(C(edge_l + 0.04), C(edge_l - 0.08), hf.u) + _smooth(C(edge_r - 0.04), C(edge_r + 0.08), hf.u)
+        curtains = hang * long_hair * framed * _smooth(-0.3, -0.5, hf.v - C(hair_len))
         hf.paint(img, hair_tex, torch.maximum(front, curtains))
 
         # --- earrings
@@ -366,8 +375,8 @@ class FaceRenderer:
         L = np.stack([np.sin(az), np.full_like(az, -0.35), np.cos(az)], 1)
         L = L / np.linalg.norm(L, axis=1, keepdims=True)
         light = torch.ones(n, r, r)
-        g = full.crop(0.0, -0.05, A * 1.25, 1.25)
-        nu, nv = g.u / C(A * 1.25), (g.v + 0.05) / 1.25
+        g = full.crop(fshift / 2, -0.05, A * 1.25, 1.25)
+        nu, nv = (g.u - C(fshift / 2)) / C(A * 1.25), (g.v + 0.05) / 1.25
         nz = torch.sqrt((1 - nu * nu - nv * nv).clamp(min=0.02))
         lambert = (nu * C(L[:, 0]) + nv * C(L[:, 1]) + nz * C(L[:, 2])).clamp(min=0.0)
         head = _smooth(1.05, 0.95, torch.sqrt(nu * nu + nv * nv))
@@ -406,9 +415,10 @@ class FaceRenderer:
         # --- occlusion: a scarf pulled up over the lower face
         occ = f32["occlusion"]
         if (occ > 0.01).any():
-            g = full.crop(0.0, 0.75, A * 1.25, 0.8)
-            top = C(1.2 - occ * (1.2 - (ey + 0.14))) + 0.1 * _sq(g.u / C(A))
-            cloth = _smooth(top, top + 0.03, g.v) * g.cover(g.u.abs() - C(A * 1.2)) * g.cover(g.v - 1.5) * C(occ > 0.01)
+            g = full.crop(fshift, 0.75, A * 1.25, 0.8)
+            gu = g.u - C(fshift)
+            top = C(1.2 - occ * (1.2 - (ey + 0.14))) + 0.1 * _sq(gu / C(A))
+            cloth = _smooth(top, top + 0.03, g.v) * g.cover(gu.abs() - C(A * 1.2)) * g.cover(g.v - 1.5) * C(occ > 0.01)
             folds = 0.85 + 0.15 * _wave(g.v * 6.4 + g.u * 0.95)
             g.paint(img, _rgb(scarf * exposure[:, None]) * folds.unsqueeze(1), cloth)
 
