@@ -72,6 +72,7 @@ def main() -> None:
         "noise > 0.05": truth["noise"] > 0.05,
         "occlusion > 0.3": truth["occlusion"] > 0.3,
         "sunglasses": truth["eyewear"] == "sunglasses",
+        "scale < 0.87 (small face)": truth["scale"] < 0.87,
         "none of the above": pd.Series(True, index=truth.index),
     }
     hard = np.zeros(len(truth), bool)
@@ -79,7 +80,7 @@ def main() -> None:
         if label == "none of the above":
             mask = ~hard
         hard |= np.asarray(mask)
-        print(f"  {label:<24} n={int(mask.sum()):>4}  miss={1 - truth.loc[mask, 'dlib-cnn'].mean():.1%}")
+        print(f"  {label:<26} n={int(mask.sum()):>4}  miss={1 - truth.loc[mask, 'dlib-cnn'].mean():.1%}")
     if args.out:
         truth.to_csv(args.out, index=False)
     if args.montage:

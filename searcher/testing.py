@@ -1,4 +1,4 @@
-"""Conformance checks every generator must pass (run by tests/test_generator_conformance.py).
+"""Conformance checks every generator and every target must pass (tests/test_*_conformance.py).
 
 Each check takes a generator and raises AssertionError with a message on failure, in the
 manner of scikit-learn's `check_estimator`. Plug-in authors can run `check_generator(gen)`.
@@ -18,14 +18,14 @@ from generators.base import Batch, Generator
 from searcher.errors import ParameterError
 from searcher.space import Categorical
 
-__all__ = ["GENERATOR_CHECKS", "check_generator"]
+__all__ = ["GENERATOR_CHECKS", "check_generator", "TARGET_CHECKS", "check_target"]
 
 
 def check_same_seed_same_pixels(gen: Generator) -> None:
     params = gen.space.sample(3, seed=1)
     a, b = gen.generate(params, seed=7), gen.generate(params, seed=7)
     assert np.array_equal(a.images, b.images), "the same params and seed gave different pixels"
-    a.truth.equals(b.truth) or pytest.fail("the same params and seed gave different truth")
+    assert a.truth.equals(b.truth), "the same params and seed gave different truth"
 
 
 def check_batch_equals_singles(gen: Generator) -> None:
@@ -117,3 +117,82 @@ def check_generator(gen: Generator) -> None:
     """Runs every conformance check on `gen`."""
     for check in GENERATOR_CHECKS:
         check(gen)
+
+
+# --------------------------------------------------------------------------- targets
+
+
+def _probe_images() -> np.ndarray:
+    """Four small renders plus a flat grey frame: faces and a non-face."""
+    import generators
+
+    gen = generators.load("faces", resolution=128)
+    faces = gen.generate([{"identity": i, "skin_tone": 1.0 + 1.5 * i} for i in range(4)]).images
+    return np.concatenate([faces, np.full((1, 128, 128, 3), 128, np.uint8)])
+
+
+def _same(a, b) -> bool:
+    if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
+        return a is not None and b is not None and np.allclose(a, b, atol=1e-5)
+    if isinstance(a, float) and isinstance(b, float):
+        return math.isclose(a, b, rel_tol=1e-5, abs_tol=1e-6)
+    return a == b
+
+
+def check_target_deterministic(target) -> None:
+    images = _probe_images()
+    a, b = target.predict(images), target.predict(images)
+    for field in ("label", "score", "embedding", "error"):
+        for x, y in zip(getattr(a, field), getattr(b, field)):
+            assert _same(x, y), f"predict gave a different {field} on the same images: {x!r} vs {y!r}"
+
+
+def check_target_batch_equals_singles(target) -> None:
+    images = _probe_images()
+    whole = target.predict(images)
+    assert len(whole) == len(images), f"{len(whole)} predictions for {len(images)} images"
+    for i in range(len(images)):
+        one = target.predict(images[i : i + 1])
+        for field in ("label", "score", "embedding", "error"):
+            assert _same(getattr(whole, field)[i], getattr(one, field)[0]), f"image {i}: {field} differs alone and in a batch"
+
+
+def check_target_rejects_bad_images(target) -> None:
+    good = _probe_images()[:1]
+    bad = {
+        "float": good.astype(np.float32),
+        "one image without the batch axis": good[0],
+        "four channels": np.concatenate([good, good[..., :1]], axis=-1),
+        "grey": good[..., 0],
+    }
+    for images in bad.values():
+        with pytest.raises(ValueError, match="uint8|N x H x W x 3"):
+            target.predict(images)
+
+
+def check_target_declares_its_task(target) -> None:
+    from targets.base import TASKS
+
+    assert target.task in TASKS, f"task {target.task!r} is not one of {TASKS}"
+    pred = target.predict(_probe_images())
+    if target.task == "classify":
+        assert list(target.labels), "a classify target declares its labels"
+        assert all(lab in target.labels for lab, err in zip(pred.label, pred.error) if err is None)
+    if target.task == "verify":
+        embeddings = [e for e, err in zip(pred.embedding, pred.error) if err is None]
+        assert embeddings and float(target.threshold) > 0
+        assert target.distance(embeddings[0], embeddings[0]) == 0.0
+
+
+TARGET_CHECKS: list[Callable] = [
+    check_target_deterministic,
+    check_target_batch_equals_singles,
+    check_target_rejects_bad_images,
+    check_target_declares_its_task,
+]
+
+
+def check_target(target) -> None:
+    """Runs every target conformance check on `target`."""
+    for check in TARGET_CHECKS:
+        check(target)

@@ -7,7 +7,7 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
-__all__ = ["Predictions", "Target", "TASKS"]
+__all__ = ["Predictions", "Target", "TASKS", "check_images"]
 
 TASKS = ("detect", "classify", "verify")
 
@@ -50,3 +50,15 @@ class Target(Protocol):
     task: str
 
     def predict(self, images: np.ndarray) -> Predictions: ...
+
+
+def check_images(images: np.ndarray) -> np.ndarray:
+    """The batch every target takes: `N x H x W x 3` uint8 RGB. Raises ValueError otherwise."""
+    images = np.asarray(images)
+    if images.ndim == 3 and images.shape[-1] == 3:
+        raise ValueError(f"Targets take a batch `N x H x W x 3`; got one image {images.shape}. Use images[None].")
+    if images.ndim != 4 or images.shape[-1] != 3:
+        raise ValueError(f"Targets take a `N x H x W x 3` uint8 RGB array (3 channels, last); got shape {images.shape}.")
+    if images.dtype != np.uint8:
+        raise ValueError(f"Targets take uint8 RGB images (0..255); got dtype {images.dtype}.")
+    return images

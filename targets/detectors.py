@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 
 from searcher.errors import PluginError
-from targets.base import Predictions
+from targets.base import Predictions, check_images
 
 __all__ = ["DlibCNN", "DlibHOG", "HaarFace", "model_file"]
 
@@ -38,13 +38,6 @@ def _dlib():
     return dlib
 
 
-def _check_images(images: np.ndarray) -> np.ndarray:
-    images = np.asarray(images)
-    if images.ndim != 4 or images.shape[-1] != 3 or images.dtype != np.uint8:
-        raise ValueError(f"Targets take a `N x H x W x 3` uint8 RGB array, got {images.dtype} {images.shape}.")
-    return images
-
-
 def _detections(boxes: list[list[tuple[float, float, float, float]]], scores: list[float | None]) -> Predictions:
     return Predictions(label=[len(b) > 0 for b in boxes], score=scores, boxes=boxes)
 
@@ -60,7 +53,7 @@ class DlibCNN:
 
     def predict(self, images: np.ndarray) -> Predictions:
         boxes, scores = [], []
-        for im in _check_images(images):
+        for im in check_images(images):
             dets = self._net(np.ascontiguousarray(im), self.upsample)
             boxes.append([(d.rect.left(), d.rect.top(), d.rect.right(), d.rect.bottom()) for d in dets])
             scores.append(max((float(d.confidence) for d in dets), default=None))
@@ -78,7 +71,7 @@ class DlibHOG:
 
     def predict(self, images: np.ndarray) -> Predictions:
         boxes, scores = [], []
-        for im in _check_images(images):
+        for im in check_images(images):
             rects, conf, _ = self._det.run(np.ascontiguousarray(im), self.upsample, 0.0)
             boxes.append([(r.left(), r.top(), r.right(), r.bottom()) for r in rects])
             scores.append(max(conf, default=None))
@@ -104,7 +97,7 @@ class HaarFace:
 
     def predict(self, images: np.ndarray) -> Predictions:
         boxes = []
-        for im in _check_images(images):
+        for im in check_images(images):
             grey = self._cv2.cvtColor(im, self._cv2.COLOR_RGB2GRAY)
             found = self._cascade.detectMultiScale(grey, scaleFactor=self.scale_factor, minNeighbors=self.min_neighbors)
             boxes.append([(float(x), float(y), float(x + w), float(y + h)) for x, y, w, h in found])
