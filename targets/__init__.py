@@ -21,6 +21,8 @@ _REGISTRY: dict[str, tuple[str, str]] = {
     "dlib-cnn": ("targets.detectors:DlibCNN", "dlib's MMOD CNN face detector (face-recognition-models weights)"),
     "dlib-hog": ("targets.detectors:DlibHOG", "dlib's HOG frontal face detector"),
     "haar-face": ("targets.detectors:HaarFace", "OpenCV 4.x Haar cascade, frontal face"),
+    "haar-smile": ("targets.detectors:HaarSmile", "OpenCV 4.x smile cascade inside the Haar face (classify)"),
+    "dlib-verify": ("targets.verify:DlibVerify", "dlib's face-recognition ResNet, 128-d descriptor, threshold 0.6 (verify)"),
 }
 
 

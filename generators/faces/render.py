@@ -212,17 +212,17 @@ class FaceRenderer:
         full = _Frame(u, v, C(r * s / 2.0), (x0, y0, s, cos, sin), r)
 
         # --- geometry of this face (all per-image scalars, face units)
-        A = 0.70 + 0.04 * sh[:, 0] + 0.03 * masc + 0.05 * child  # face half-width
-        taper = 0.30 + 0.12 * gp + 0.06 * sh[:, 1] - 0.08 * child
+        A = 0.70 + 0.07 * sh[:, 0] + 0.03 * masc + 0.05 * child  # face half-width
+        taper = 0.30 + 0.12 * gp + 0.10 * sh[:, 1] - 0.08 * child
         ey = -0.02 + 0.10 * child
-        ex = 0.29 + 0.025 * sh[:, 2]
-        erx = 0.13 * (1 + 0.1 * sh[:, 3] + 0.15 * child)
-        ery = 0.062 * (1 + 0.1 * sh[:, 3] + 0.25 * child) * (1 - 0.3 * smile * smile)
-        ny = ey + 0.34 + 0.04 * sh[:, 4] - 0.06 * child
-        nw = 0.07 * (1 + 0.15 * sh[:, 5]) + 0.01 * masc
+        ex = 0.29 + 0.04 * sh[:, 2]
+        erx = 0.13 * (1 + 0.15 * sh[:, 3] + 0.15 * child)
+        ery = 0.062 * (1 + 0.2 * sh[:, 3] + 0.25 * child) * (1 - 0.3 * smile * smile)
+        ny = ey + 0.34 + 0.06 * sh[:, 4] - 0.06 * child
+        nw = 0.07 * (1 + 0.3 * sh[:, 5]) + 0.01 * masc
         my = ny + 0.24 - 0.02 * child
-        mw = 0.18 * (1 + 0.1 * sh[:, 6]) + 0.05 * smile
-        lip = 0.04 * (1 + 0.2 * sh[:, 7] + 0.3 * gp)
+        mw = 0.18 * (1 + 0.15 * sh[:, 6]) + 0.05 * smile
+        lip = 0.04 * (1 + 0.35 * sh[:, 7] + 0.3 * gp)
 
         # Yaw: the face oval moves towards the turn, the skull (hair, ears) against it, and each
         # feature rides a sphere about the face's centre.
@@ -317,7 +317,7 @@ class FaceRenderer:
             g.paint(img, dark, lid)
             bl = C(0.16 * fw)
             db = (g.u - C(ex_i)) / bl
-            arch = C(ey - 0.19 - 0.03 * sh[:, 8]) - C(0.04 + 0.03 * gp) * (1 - db * db)
+            arch = C(ey - 0.19 - 0.05 * sh[:, 8]) - C(0.04 + 0.03 * gp) * (1 - db * db)
             brow = g.band(arch, C(0.018 + 0.016 * masc) * (1 - 0.45 * db * db), db * bl, bl)
             g.paint(img, _rgb(brow_col), brow * 0.95)
 
