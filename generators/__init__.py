@@ -10,13 +10,12 @@ Example:
 
 from __future__ import annotations
 
-import importlib
 from typing import Any
 
 from generators.base import Batch, Generator, LatentGenerator
-from searcher.errors import PluginError
+from searcher.registry import Registry
 
-__all__ = ["Batch", "Generator", "LatentGenerator", "available", "load", "describe"]
+__all__ = ["Batch", "Generator", "LatentGenerator", "available", "describe", "load"]
 
 # name -> ("module:attribute", one-line description). Modules load only when asked for.
 _REGISTRY: dict[str, tuple[str, str]] = {
@@ -25,23 +24,16 @@ _REGISTRY: dict[str, tuple[str, str]] = {
 }
 
 
-def available() -> list[str]:
-    """Names `load` accepts."""
-    return sorted(_REGISTRY)
-
-
-def describe() -> dict[str, str]:
-    """Name -> one-line description, for `searcher list`."""
-    return {name: doc for name, (_, doc) in sorted(_REGISTRY.items())}
+_PLUGINS = Registry("generator", _REGISTRY)
+available = _PLUGINS.available
+describe = _PLUGINS.describe
 
 
 def load(name: str, **options: Any) -> Generator:
     """Builds the generator registered as `name` with its keyword `options`.
 
     Raises:
-        PluginError: `name` is not registered (the message lists the names that are).
+        PluginError: `name` is not registered (the message lists the names that are), or an
+            option is missing or unknown.
     """
-    if name not in _REGISTRY:
-        raise PluginError(f"Unknown generator {name!r}. Available generators: {', '.join(available())}.")
-    module, _, attr = _REGISTRY[name][0].partition(":")
-    return getattr(importlib.import_module(module), attr)(**options)
+    return _PLUGINS.load(name, **options)

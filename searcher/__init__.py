@@ -9,4 +9,4 @@ from searcher.errors import ParameterError, PluginError, SearcherError, TargetEr
 from searcher.space import Categorical, Continuous, Integer, Latent, Space
 
 __version__ = "0.1.0"
-__all__ = ["Space", "Continuous", "Integer", "Categorical", "Latent", "SearcherError", "ParameterError", "PluginError", "TargetError"]
+__all__ = ["Categorical", "Continuous", "Integer", "Latent", "ParameterError", "PluginError", "SearcherError", "Space", "TargetError"]

@@ -4,6 +4,7 @@
     searcher params faces                           a generator's parameters, ranges and meaning
     searcher render --generator faces -n 64 --seed 0 --out sheet.png
     searcher render --set yaw=40 --set eyewear=sunglasses -n 16 --out turned.png
+    searcher serve-target dlib-hog --port 8000       a local target over HTTP, for the `http` target
 """
 
 from __future__ import annotations
@@ -11,8 +12,9 @@ from __future__ import annotations
 import argparse
 import sys
 import time
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 from searcher.errors import SearcherError
 
@@ -26,13 +28,13 @@ HTTP API) judges them. Start with `searcher list`, look at the faces with `searc
 and see a generator's knobs with `searcher params faces`."""
 
 
-def _parse_set(items: Sequence[str]) -> dict[str, Any]:
+def _parse_set(items: Sequence[str], flag: str = "--set") -> dict[str, Any]:
     """`name=value` pairs; numbers become floats, anything else stays a string."""
     out: dict[str, Any] = {}
     for item in items:
         name, sep, value = item.partition("=")
         if not sep or not name:
-            raise SearcherError(f"--set expects name=value, got {item!r}.")
+            raise SearcherError(f"{flag} expects name=value, got {item!r}.")
         try:
             out[name.strip()] = float(value)
         except ValueError:
@@ -82,6 +84,15 @@ def _cmd_render(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_serve_target(args: argparse.Namespace) -> int:
+    from searcher.serve import Faults, serve
+
+    faults = Faults(fail_rate=args.fail_rate, slow_rate=args.slow_rate, slow_seconds=args.slow_seconds,
+                    malformed_rate=args.malformed_rate, sleep=args.sleep, seed=args.fault_seed)
+    serve(args.target, _parse_set(args.option, "--option"), host=args.host, port=args.port, faults=faults)
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="searcher", description=DESCRIPTION, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
@@ -102,6 +113,19 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", default="sheet.png", help="where to write the contact sheet PNG (default: sheet.png)")
     p.add_argument("--truth", metavar="CSV", help="also write the rendered attributes to this CSV")
     p.set_defaults(func=_cmd_render)
+
+    p = sub.add_parser("serve-target", help="serve a local target over HTTP at POST /predict, in the contract the http target expects")
+    p.add_argument("target", help="a target name from `searcher list`, e.g. dlib-hog")
+    p.add_argument("--host", default="127.0.0.1", help="address to bind (default: 127.0.0.1, this machine only)")
+    p.add_argument("--port", type=int, default=8000, help="port to bind (default: 8000)")
+    p.add_argument("--option", action="append", default=[], metavar="KEY=VALUE", help="a target option, e.g. --option upsample=0 (repeatable)")
+    p.add_argument("--fail-rate", type=float, default=0.0, metavar="F", help="fraction of requests answered 503 (default: 0)")
+    p.add_argument("--slow-rate", type=float, default=0.0, metavar="F", help="fraction of requests answered --slow-seconds late (default: 0)")
+    p.add_argument("--slow-seconds", type=float, default=15.0, metavar="S", help="delay of a slow answer, past the http target's default 10 s timeout (default: 15)")
+    p.add_argument("--malformed-rate", type=float, default=0.0, metavar="F", help="fraction answered 200 with a truncated JSON body (default: 0)")
+    p.add_argument("--fault-seed", type=int, default=0, help="seed of the fault draws (default: 0)")
+    p.add_argument("--sleep", type=float, default=0.0, metavar="S", help="seconds every request waits, without blocking others (default: 0)")
+    p.set_defaults(func=_cmd_serve_target)
     return parser
 
 

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import math
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
 import pandas as pd
 from PIL import Image, ImageDraw, ImageFont
 
-__all__ = ["contact_sheet", "caption"]
+__all__ = ["caption", "contact_sheet"]
 
 
 def caption(row: pd.Series) -> list[str]:

@@ -10,7 +10,7 @@ Messages name the bad value and what would have been valid.
 
 from __future__ import annotations
 
-__all__ = ["SearcherError", "ParameterError", "PluginError", "TargetError"]
+__all__ = ["ParameterError", "PluginError", "SearcherError", "TargetError"]
 
 
 class SearcherError(Exception):

@@ -17,25 +17,26 @@ from __future__ import annotations
 
 import difflib
 import math
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable, Mapping, Protocol, Sequence, Union
+from typing import Any, Protocol
 
 import numpy as np
 
 from searcher.errors import ParameterError
 
 __all__ = [
-    "Prior",
-    "Uniform",
-    "TruncatedNormal",
     "Beta",
-    "ZeroInflated",
+    "Categorical",
     "Continuous",
     "Integer",
-    "Categorical",
     "Latent",
-    "Space",
     "Params",
+    "Prior",
+    "Space",
+    "TruncatedNormal",
+    "Uniform",
+    "ZeroInflated",
 ]
 
 Params = dict[str, Any]
@@ -273,7 +274,7 @@ class Latent:
         return np.clip(rng.standard_normal((n, self.dim)), -self.bound, self.bound)
 
 
-Param = Union[Continuous, Integer, Categorical]
+Param = Continuous | Integer | Categorical
 
 
 # --------------------------------------------------------------------------- the space

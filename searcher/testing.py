@@ -9,7 +9,7 @@ from __future__ import annotations
 import copy
 import math
 import pickle
-from typing import Callable
+from collections.abc import Callable
 
 import numpy as np
 import pytest
@@ -18,7 +18,7 @@ from generators.base import Batch, Generator
 from searcher.errors import ParameterError
 from searcher.space import Categorical
 
-__all__ = ["GENERATOR_CHECKS", "check_generator", "TARGET_CHECKS", "check_target"]
+__all__ = ["GENERATOR_CHECKS", "TARGET_CHECKS", "check_generator", "check_target"]
 
 
 def check_same_seed_same_pixels(gen: Generator) -> None:
@@ -95,7 +95,7 @@ def check_unit_cube_round_trip(gen: Generator) -> None:
     again = gen.space.from_unit(X)
     for a, b in zip(params, again):
         for k in a:
-            if isinstance(a[k], str) or isinstance(a[k], int):
+            if isinstance(a[k], (str, int)):
                 assert a[k] == b[k], f"{k}: {a[k]!r} != {b[k]!r} after the unit-cube round trip"
             else:
                 assert math.isclose(a[k], b[k], rel_tol=1e-9, abs_tol=1e-9), f"{k}: {a[k]!r} != {b[k]!r}"

@@ -7,7 +7,7 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
-__all__ = ["Predictions", "Target", "TASKS", "check_images"]
+__all__ = ["TASKS", "Predictions", "Target", "check_images"]
 
 TASKS = ("detect", "classify", "verify")
 

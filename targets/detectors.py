@@ -26,7 +26,7 @@ def model_file(name: str) -> Path:
     spec = importlib.util.find_spec("face_recognition_models")
     if spec is None or not spec.submodule_search_locations:
         raise PluginError("dlib targets need the 'face-recognition-models' package: pip install face-recognition-models")
-    path = Path(list(spec.submodule_search_locations)[0]) / "models" / name
+    path = Path(next(iter(spec.submodule_search_locations))) / "models" / name
     if not path.is_file():
         raise PluginError(f"{name} is missing from the face-recognition-models package at {path.parent}.")
     return path

@@ -56,7 +56,7 @@ def test_longer_hair_adds_facial_hair_on_masculine_faces_only(latent):
 
 
 def test_darker_skin_direction_adds_earrings(latent, sample):
-    z, rows = sample
+    _, rows = sample
     skin = column(rows, "skin_tone")
     ears = column(rows, "earrings")
     assert np.corrcoef(skin, ears)[0, 1] > 0.25

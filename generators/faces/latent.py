@@ -23,7 +23,8 @@ columns as `faces` (there is no integer `identity`: shape is continuous in z).
 
 from __future__ import annotations
 
-from typing import Any, Mapping, Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 import numpy as np
 from scipy.special import ndtr  # standard normal CDF
@@ -34,7 +35,7 @@ from generators.faces.render import EYEWEAR, HAIR_COLORS, N_SHAPE, FaceRenderer
 from searcher.errors import ParameterError
 from searcher.space import Latent, Space
 
-__all__ = ["LatentFaces", "FACTORS"]
+__all__ = ["FACTORS", "LatentFaces"]
 
 FACTORS = (
     "skin", "hair", "gender", "age", "smile", "beard", "makeup", "glasses", "shades", "earrings",
@@ -96,7 +97,6 @@ class LatentFaces:
             raise ParameterError(f"Expected a `N x {self.latent_dim}` latent array, got shape {z.shape}.")
         if not np.isfinite(z).all():
             raise ParameterError("The latent array contains NaN or infinite values.")
-        rows = [dict(zip(self.space.names, map(float, zi))) for zi in z]
         return self._render(z, [image_seed(seed, tuple(zi)) for zi in z.tolist()])
 
     def attributes(self, z: np.ndarray) -> list[dict[str, Any]]:
@@ -112,7 +112,7 @@ class LatentFaces:
         ear_pre = (t["earrings"] + 0.9 * t["skin"] + 0.8 * gender_pre + 0.5 * t["skin"] * gender_pre) / np.sqrt(2.7)
         colour = np.digitize(ndtr(t["hair_color"]), [0.42, 0.72, 0.79])  # black, brown, red, blonde
         grey = (age > 55) & (t["grey"] > -0.3)
-        exp_tail = lambda x, mean: -mean * np.log1p(-np.clip(ndtr(x), 0, 1 - 1e-12))  # noqa: E731
+        exp_tail = lambda x, mean: -mean * np.log1p(-np.clip(ndtr(x), 0, 1 - 1e-12))
         eyewear = np.where(t["glasses"] > 0.85, np.where(t["shades"] > 1.0, 2, 1), 0)
         columns = {
             "skin_tone": 1.0 + 5.0 * ndtr(t["skin"]),

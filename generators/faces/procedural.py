@@ -19,7 +19,8 @@ rounded to 1..6; `face_x0..face_y1` is the face's bounding box in pixels (forehe
 from __future__ import annotations
 
 import hashlib
-from typing import Any, Mapping, Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -29,7 +30,7 @@ from generators.faces.render import EYEWEAR, HAIR_COLORS, N_SHAPE, FaceRenderer
 from searcher.errors import ParameterError
 from searcher.space import Beta, Categorical, Continuous, Integer, Space, TruncatedNormal, Uniform, ZeroInflated
 
-__all__ = ["ProceduralFaces", "FACE_SPACE", "everyday_mix", "render_attributes"]
+__all__ = ["FACE_SPACE", "ProceduralFaces", "everyday_mix", "render_attributes"]
 
 def everyday_mix(rows: list[dict[str, Any]], rng: np.random.Generator) -> None:
     """Dependencies of an everyday population, applied to rows drawn from the independent priors.

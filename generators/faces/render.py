@@ -20,7 +20,7 @@ import math
 import numpy as np
 import torch
 
-__all__ = ["FaceRenderer", "SKIN_TONES", "HAIR_COLORS", "EYEWEAR", "N_SHAPE"]
+__all__ = ["EYEWEAR", "HAIR_COLORS", "N_SHAPE", "SKIN_TONES", "FaceRenderer"]
 
 # Fitzpatrick I..VI reference colours (sRGB, 0..1), interpolated for continuous skin_tone.
 SKIN_TONES = np.array(
@@ -78,15 +78,15 @@ class _Frame:
                  window: tuple[slice, slice] = (slice(None), slice(None))) -> None:
         self.u, self.v, self.inv_px, self.pose, self.res, self.window = u, v, inv_px, pose, res, window
 
-    def crop(self, cx, cy, hx, hy) -> "_Frame":
+    def crop(self, cx, cy, hx, hy) -> _Frame:
         """The window covering the face-frame box `cx +- hx, cy +- hy` in every image."""
         x0, y0, s, cos, sin = self.pose
         cx, cy, h = np.broadcast_to(cx, x0.shape), np.broadcast_to(cy, x0.shape), np.maximum(hx, hy)
         X = x0 + s * (cos * cx - sin * cy)
         Y = y0 + s * (sin * cx + cos * cy)
         e = s * np.broadcast_to(h, x0.shape) * 1.42 + 3.0 / self.res
-        lo = lambda c: int(np.clip(np.floor(((c - e).min() + 1) / 2 * self.res), 0, self.res))  # noqa: E731
-        hi = lambda c: int(np.clip(np.ceil(((c + e).max() + 1) / 2 * self.res), 0, self.res))  # noqa: E731
+        lo = lambda c: int(np.clip(np.floor(((c - e).min() + 1) / 2 * self.res), 0, self.res))
+        hi = lambda c: int(np.clip(np.ceil(((c + e).max() + 1) / 2 * self.res), 0, self.res))
         ys, xs = slice(lo(Y), max(lo(Y), hi(Y))), slice(lo(X), max(lo(X), hi(X)))
         return _Frame(self.u[:, ys, xs], self.v[:, ys, xs], self.inv_px, self.pose, self.res, (ys, xs))
 
@@ -449,7 +449,7 @@ def _interp_skin(tone: np.ndarray) -> np.ndarray:
 def _gaussian_blur(img: torch.Tensor, sigma: float) -> torch.Tensor:
     """Separable Gaussian blur of one `3 x H x W` image with reflect padding (rows, then columns,
     each as one batched 1-D convolution)."""
-    radius = max(1, int(math.ceil(3 * sigma)))
+    radius = max(1, math.ceil(3 * sigma))
     x = torch.arange(-radius, radius + 1, dtype=torch.float32)
     k = torch.exp(-0.5 * (x / sigma) ** 2)
     k = (k / k.sum()).view(1, 1, -1)

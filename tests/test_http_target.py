@@ -1,0 +1,260 @@
+"""The `http` target against real HTTP over loopback: `searcher serve-target` in a subprocess, and a
+canned-answer server in a thread for what the real one never says."""
+
+from __future__ import annotations
+
+import json
+import socket
+import subprocess
+import sys
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import httpx
+import numpy as np
+import pytest
+
+import generators
+import targets
+from searcher.cli import main
+from searcher.errors import ParameterError, TargetError
+from searcher.testing import check_target
+from targets.http import BUDGET_EXHAUSTED, HttpTarget
+
+FAULTS = ["--fail-rate", "0.2", "--slow-rate", "0.1", "--slow-seconds", "3", "--malformed-rate", "0.1", "--fault-seed", "3"]
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _serve(request, *extra: str) -> str:
+    """Starts `searcher serve-target dlib-hog` on a free loopback port; the URL of /predict once healthy."""
+    port = _free_port()
+    cmd = [sys.executable, "-m", "searcher.cli", "serve-target", "dlib-hog", "--host", "127.0.0.1", "--port", str(port), *extra]
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+
+    def stop() -> None:
+        proc.terminate()
+        try:
+            proc.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+    request.addfinalizer(stop)
+    base = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            pytest.fail(f"serve-target exited with {proc.returncode}: {proc.stderr.read()}")
+        try:
+            if httpx.get(f"{base}/health", timeout=1).status_code == 200:
+                return f"{base}/predict"
+        except httpx.TransportError:
+            time.sleep(0.1)
+    pytest.fail("serve-target did not answer /health within 20 s")
+
+
+@pytest.fixture(scope="module")
+def url(request) -> str:
+    return _serve(request)
+
+
+@pytest.fixture(scope="module")
+def faulty_url(request) -> str:
+    return _serve(request, *FAULTS)
+
+
+@pytest.fixture(scope="module")
+def images() -> np.ndarray:
+    gen = generators.load("faces")
+    return gen.generate(gen.space.sample(12, seed=0)).images
+
+
+@pytest.fixture(scope="module")
+def local(images):
+    return targets.load("dlib-hog").predict(images)
+
+
+def _health(url: str) -> dict:
+    return httpx.get(url.replace("/predict", "/health")).json()
+
+
+def test_predictions_over_http_equal_the_local_target(url, images, local):
+    pred = HttpTarget(url=url).predict(images)
+    assert pred.error == [None] * 12
+    assert pred.label == local.label and pred.score == local.score and pred.boxes == local.boxes
+    assert any(local.label) and not all(local.label), "the renders should hold both hits and misses"
+
+
+@pytest.mark.parametrize("send", ["raw", "multipart"])
+def test_every_body_encoding_reaches_the_server(url, images, local, send):
+    pred = HttpTarget(url=url, send=send).predict(images[:3])
+    assert pred.label == local.label[:3] and pred.boxes == local.boxes[:3]
+
+
+def test_http_target_passes_the_conformance_suite(url):
+    check_target(HttpTarget(url=url))
+
+
+def test_faults_become_error_outcomes_never_wrong_labels(faulty_url, images, local):
+    target = HttpTarget(url=faulty_url, timeout=1.0, retries=3, backoff=0.01)
+    pred = target.predict(images)
+    health = _health(faulty_url)
+    assert all(health["faults"].values()), f"the seeded faults should include every kind: {health}"
+    assert target.requests_sent == health["requests"] > len(images), "503s and timeouts are retried"
+    for i, err in enumerate(pred.error):
+        if err is None:
+            assert (pred.label[i], pred.score[i], pred.boxes[i]) == (local.label[i], local.score[i], local.boxes[i])
+        else:
+            assert pred.label[i] is None and pred.score[i] is None and pred.boxes[i] == []
+            assert err == "malformed JSON response" or err.endswith("after 4 attempts"), err
+    assert pred.error.count("malformed JSON response") == health["faults"]["malformed"]
+
+
+def test_cached_images_are_never_requested_again(url, images, local, tmp_path):
+    target = HttpTarget(url=url, cache_dir=tmp_path)
+    first = target.predict(np.concatenate([images, images[:3]]))  # duplicates in a batch go out once
+    assert target.requests_sent == 12
+    target.close()  # a closed target opens new connections when it needs them
+    again = target.predict(images[::-1])
+    assert target.requests_sent == 12 and again.label == first.label[:12][::-1]
+    assert len(list(tmp_path.glob("*.json"))) == 12 and not list(tmp_path.glob(".*"))
+
+    fresh = HttpTarget(url=url, cache_dir=tmp_path)
+    pred = fresh.predict(images)
+    assert fresh.requests_sent == 0
+    assert pred.label == local.label and pred.score == local.score and pred.boxes == local.boxes
+    other = HttpTarget(url=url, cache_dir=tmp_path, send="raw")
+    other.predict(images[:2])
+    assert other.requests_sent == 2, "another request configuration keys its own answers"
+
+
+def test_budget_stops_cleanly(url, images, local):
+    target = HttpTarget(url=url, cost_per_call=1, budget=5)
+    pred = target.predict(images)
+    assert target.requests_sent == 5 and target.spent == 5.0 and target.exhausted
+    answered = [i for i, e in enumerate(pred.error) if e is None]
+    assert len(answered) == 5 and all(pred.label[i] == local.label[i] for i in answered)
+    assert all(pred.error[i] == BUDGET_EXHAUSTED and pred.label[i] is None for i in range(12) if i not in answered)
+    assert target.predict(images[answered]).error == [None] * 5, "cached answers cost nothing"
+    assert target.requests_sent == 5
+
+
+def test_rate_limit_spaces_requests(url, images):
+    target = HttpTarget(url=url, rate_limit=20, max_in_flight=4)
+    start = time.perf_counter()
+    target.predict(images[:6])
+    assert time.perf_counter() - start >= 5 / 20
+
+
+# ------------------------------------------------------------------ a canned-answer server
+
+
+@pytest.fixture
+def canned(request):
+    """A loopback server answering every request with `server.reply = (status, body)`; records headers."""
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_POST(self) -> None:
+            self.rfile.read(int(self.headers.get("Content-Length", 0)))
+            server.seen.append(dict(self.headers))
+            status, body = server.reply
+            self.send_response(status)
+            self.send_header("Content-Type", "application/json")
+            self.end_headers()
+            self.wfile.write(body.encode())
+
+        def log_message(self, *args) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    server.seen, server.reply = [], (200, "{}")
+    threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
+    request.addfinalizer(server.shutdown)
+    server.url = f"http://127.0.0.1:{server.server_address[1]}/predict"
+    return server
+
+
+def test_secrets_are_read_at_request_time_and_never_shown(canned, images, monkeypatch):
+    secret = "s3cr3t-token-value"
+    monkeypatch.delenv("SEARCHER_TEST_TOKEN", raising=False)
+    target = HttpTarget(url=canned.url, headers={"Authorization": "env:SEARCHER_TEST_TOKEN", "X-Key": "literal-key"}, retries=0)
+    with pytest.raises(TargetError, match="'SEARCHER_TEST_TOKEN', which is not set") as missing:
+        target.predict(images[:1])
+    monkeypatch.setenv("SEARCHER_TEST_TOKEN", secret)
+    canned.reply = (401, '{"error": "bad token"}')
+    pred = target.predict(images[:1])
+    assert canned.seen[-1]["Authorization"] == secret and canned.seen[-1]["X-Key"] == "literal-key"
+    assert pred.error == ["HTTP 401"] and pred.label == [None]
+    shown = repr(target) + str(missing.value) + repr(vars(target)) + repr(pred)
+    assert secret not in shown and "literal-key" not in repr(target) and "env:SEARCHER_TEST_TOKEN" in repr(target)
+
+
+def test_retries_give_up_with_a_reason(canned, images):
+    canned.reply = (429, "{}")
+    target = HttpTarget(url=canned.url, retries=2, backoff=0.01)
+    assert target.predict(images[:1]).error == ["HTTP 429 after 3 attempts"] and len(canned.seen) == 3
+    closed = HttpTarget(url=f"http://127.0.0.1:{_free_port()}/predict", retries=1, backoff=0.01)
+    assert closed.predict(images[:1]).error == ["connection failed after 2 attempts"]
+
+
+@pytest.mark.parametrize(
+    "body, error",
+    [
+        ('{"score": 1, "boxes": []}', "response lacks 'label'"),
+        ('{"label": "yes", "score": 1, "boxes": []}', "response label 'yes' is not true or false"),
+        ('{"label": true, "score": "high", "boxes": []}', "response score 'high' is not a number"),
+        ('{"label": true, "score": 1, "boxes": [[1, 2]]}', "response boxes [[1, 2]] are not [[x0, y0, x1, y1], ...]"),
+        ("<html>oops</html>", "malformed JSON response"),
+    ],
+)
+def test_unreadable_answers_are_errors(canned, images, body, error):
+    canned.reply = (200, body)
+    pred = HttpTarget(url=canned.url).predict(images[:2])
+    assert pred.error == [error, error] and pred.label == [None, None]
+
+
+def test_classify_reads_nested_paths_and_checks_labels(canned, images):
+    canned.reply = (200, json.dumps({"result": [{"class": "cat", "p": 0.9}]}))
+    target = HttpTarget(url=canned.url, task="classify", labels=["cat", "dog"], label_path="result.0.class", score_path="result.0.p", boxes_path=None)
+    pred = target.predict(images[:1])
+    assert (pred.label, pred.score, pred.error) == (["cat"], [0.9], [None])
+    canned.reply = (200, json.dumps({"result": [{"class": "cow", "p": 0.9}]}))
+    assert target.predict(images[1:2]).error == ["response label 'cow' is not one of the declared labels"]
+
+
+@pytest.mark.parametrize(
+    "options, message",
+    [
+        ({"url": "ftp://example.invalid/x"}, "The 'url' option must be an http:// or https:// address. Got 'ftp://example.invalid/x' instead."),
+        ({"method": "GET"}, "The 'method' option must be one of 'POST', 'PUT', 'PATCH'. Got 'GET' instead."),
+        ({"send": "xml"}, "The 'send' option must be one of 'base64-json', 'raw', 'multipart'. Got 'xml' instead."),
+        ({"task": "verify"}, "The 'task' option must be one of 'detect', 'classify'. Got 'verify' instead."),
+        ({"task": "classify"}, "The 'labels' option must be a non-empty list of distinct labels"),
+        ({"labels": ["a"]}, "The 'labels' option applies to task='classify' only"),
+        ({"timeout": -1}, "The 'timeout' option must be a number > 0. Got -1 instead."),
+        ({"max_in_flight": 0}, "The 'max_in_flight' option must be an integer >= 1. Got 0 instead."),
+        ({"retries": 1.5}, "The 'retries' option must be an integer >= 0. Got 1.5 instead."),
+        ({"rate_limit": 0}, "The 'rate_limit' option must be a number > 0. Got 0 instead."),
+        ({"budget": -2}, "The 'budget' option must be a number >= 0. Got -2 instead."),
+        ({"score_path": "a..b"}, "The 'score_path' option must be a dotted path"),
+        ({"headers": {"Authorization": 12345}}, "The header 'Authorization' must have a string value"),
+    ],
+)
+def test_bad_options_are_clear_errors(options, message):
+    with pytest.raises(ParameterError) as err:
+        HttpTarget(**{"url": "http://127.0.0.1:9/predict", **options})
+    assert message in str(err.value)
+    assert "12345" not in str(err.value)
+
+
+def test_serve_target_rejects_bad_fault_options(capsys):
+    assert main(["serve-target", "dlib-hog", "--fail-rate", "0.8", "--malformed-rate", "0.5"]) == 2
+    assert "must sum to at most 1. Got 1.3 instead." in capsys.readouterr().err
+    assert main(["serve-target", "no-such-target", "--port", str(_free_port())]) == 2
+    assert "Unknown target 'no-such-target'" in capsys.readouterr().err
