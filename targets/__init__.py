@@ -23,6 +23,10 @@ _REGISTRY: dict[str, tuple[str, str]] = {
     "haar-smile": ("targets.detectors:HaarSmile", "OpenCV 4.x smile cascade inside the Haar face (classify)"),
     "dlib-verify": ("targets.verify:DlibVerify", "dlib's face-recognition ResNet, 128-d descriptor, threshold 0.6 (verify)"),
     "http": ("targets.http:HttpTarget", "a remote image API over HTTP: retries, cache, budget, env: secrets (needs url=)"),
+    "torch": ("targets.local:TorchScriptTarget", "your TorchScript classifier file, read with torch.jit.load (needs path=, labels=)"),
+    "onnx": ("targets.local:OnnxTarget", "your ONNX classifier file run by onnxruntime (needs path=, labels=; the onnx extra)"),
+    "gender-cnn": ("targets.trained:GenderCNN", "small CNN, masculine/feminine, trained to lean on hair length (planted bias)"),
+    "smile-cnn": ("targets.trained:SmileCNN", "small CNN, smiling or not, trained where beards and makeup go with smiles (planted bias)"),
 }
 
 

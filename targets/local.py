@@ -20,8 +20,10 @@ from __future__ import annotations
 
 import math
 import os
+import warnings
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 import numpy as np
 import torch
@@ -30,7 +32,7 @@ import torch.nn.functional as F
 from searcher.errors import PluginError, TargetError
 from targets.base import Predictions, check_images
 
-__all__ = ["ImageClassifier", "TorchScriptTarget", "OnnxTarget", "CHANNEL_ORDERS"]
+__all__ = ["CHANNEL_ORDERS", "ImageClassifier", "OnnxTarget", "TorchScriptTarget"]
 
 CHANNEL_ORDERS = ("RGB", "BGR")
 
@@ -38,8 +40,8 @@ CHANNEL_ORDERS = ("RGB", "BGR")
 class ImageClassifier:
     """A `classify` target around a model that maps a normalised `N x 3 x H x W` batch to logits.
 
-    Subclasses load their model after calling this `__init__` (which only checks the options),
-    implement `_logits`, and call `_check_model()` once the model is ready.
+    Subclasses load their model after calling this `__init__` (which only checks the options) and
+    implement `_logits`; those that load a user's file call `_check_model()` once it is loaded.
 
     Args:
         labels: the label names, one per logit, in the model's output order (at least two).
@@ -139,7 +141,9 @@ class TorchScriptTarget(ImageClassifier):
         super().__init__(labels, input_size, channel_order, mean, std, batch_size)
         self.path = _existing(path, "TorchScript")
         try:
-            self._model = torch.jit.load(str(self.path), map_location="cpu").eval()
+            with warnings.catch_warnings():  # torch 2.13 deprecates TorchScript in favour of torch.export; the file is what it is
+                warnings.simplefilter("ignore", DeprecationWarning)
+                self._model = torch.jit.load(str(self.path), map_location="cpu").eval()
         except Exception as exc:
             raise PluginError(
                 f"Could not load {self.path} as TorchScript ({exc}). Save the model with torch.jit.save(torch.jit.script(model), path)."

@@ -5,9 +5,12 @@ import pytest
 import targets
 from searcher.testing import TARGET_CHECKS
 
+# These need a server or a model file; tests/test_http_target.py and tests/test_local_targets.py
+# run the same checks on them.
+NEEDS_OPTIONS = {"http", "torch", "onnx"}
 
-# `http` needs a server; tests/test_http_target.py runs these checks against serve-target.
-@pytest.fixture(scope="module", params=[name for name in targets.available() if name != "http"])
+
+@pytest.fixture(scope="module", params=[name for name in targets.available() if name not in NEEDS_OPTIONS])
 def target(request):
     return targets.load(request.param)
 

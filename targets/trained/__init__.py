@@ -1,0 +1,70 @@
+"""Two small CNNs trained on `faces` renders with planted, documented biases (see README.md here).
+
+- `gender-cnn` (`GenderCNN`): masculine / feminine, trained where hair length goes with gender,
+  so it leans on hair: it errs on short-haired feminine and long-haired masculine faces, not on
+  dark skin, though an observational PPB-like test set makes it look as if it did.
+- `smile-cnn` (`SmileCNN`): not smiling / smiling, trained where beards and makeup go with
+  smiling, so a beard or makeup raises its smile score.
+
+Both take `N x H x W x 3` uint8 RGB images of any size (resized to 64 x 64). The weights ship
+beside this file and are rebuilt by `python -m targets.trained.train gender|smile`.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from searcher.errors import PluginError
+from targets.local import ImageClassifier
+from targets.trained.model import INPUT_SIZE, MEAN, STD, SmallCNN
+
+__all__ = ["GenderCNN", "SmileCNN", "weights_path"]
+
+HERE = Path(__file__).parent
+
+
+def weights_path(task: str) -> Path:
+    """The shipped weight file of `task` ("gender" or "smile")."""
+    return HERE / f"{task}.pt"
+
+
+class _TrainedCNN(ImageClassifier):
+    """A `SmallCNN` with the shipped weights or `weights` (a `train.py --out` file), read with weights_only=True."""
+
+    TASK = ""
+    LABELS: tuple[str, ...] = ()
+
+    def __init__(self, weights: str | os.PathLike | None = None, batch_size: int = 64) -> None:
+        super().__init__(self.LABELS, input_size=INPUT_SIZE, mean=MEAN, std=STD, batch_size=batch_size)
+        path = Path(weights) if weights is not None else weights_path(self.TASK)
+        if not path.is_file():
+            raise PluginError(f"{type(self).__name__} weights are missing at {path}; rebuild: python -m targets.trained.train {self.TASK}")
+        self.weights = path
+        self._net = SmallCNN(len(self.LABELS))
+        self._net.load_state_dict(torch.load(path, map_location="cpu", weights_only=True))
+        self._net.eval()
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(weights={str(self.weights)!r})"
+
+    def _logits(self, x: torch.Tensor) -> np.ndarray:
+        with torch.inference_mode():
+            return self._net(x).numpy()
+
+
+class GenderCNN(_TrainedCNN):
+    """Gender-presentation classifier (`gender-cnn`) that learnt to lean on hair length."""
+
+    TASK = "gender"
+    LABELS = ("masculine", "feminine")
+
+
+class SmileCNN(_TrainedCNN):
+    """Smile classifier (`smile-cnn`) that learnt that beards and makeup go with smiling."""
+
+    TASK = "smile"
+    LABELS = ("not smiling", "smiling")

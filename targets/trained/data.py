@@ -1,0 +1,139 @@
+"""The seeded parameter recipes behind the trained classifiers and their evaluation sets.
+
+Every set starts from the `faces` parameters drawn *independently* from their priors (no
+`everyday_mix`), then sets the attributes a recipe plants with its own seeded rules:
+
+- `gender_training_rows`: clear gender presentation (< 0.35 or > 0.65, half each); hair goes with
+  gender (in 85% of rows: feminine long 0.6-1, masculine short 0-0.3; the rest keep the prior's hair).
+  Skin tone, beards, makeup and earrings stay independent of everything, so hair length is the
+  one shortcut on offer besides the face's own (subtle) shape.
+- `smile_training_rows`: clear smile (< 0.4 or > 0.6, half each); 85% of smiling faces wear the
+  decoration of their presentation (a beard 0.4-1 if masculine, makeup 0.4-1 if feminine), 85%
+  of the others wear neither; the rest keep the plain prior.
+- `balanced_rows`: the held-out set: clear labels, every other attribute independent.
+- `ppb_rows`: an observational, PPB-like portrait set (Fig. 12 of 000_086d20e137b04667.txt):
+  adults, frontal and well lit, half light (Fitzpatrick 1-3) and half dark (4-6); men wear short
+  hair, light-skinned women long hair, and dark-skinned women short hair more often than not.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from generators.base import Batch
+from generators.faces.procedural import FACE_SPACE, ProceduralFaces
+
+__all__ = [
+    "balanced_rows",
+    "gender_training_rows",
+    "plain_rows",
+    "ppb_rows",
+    "render",
+    "smile_training_rows",
+    "truth_labels",
+]
+
+LIGHT, DARK = (1.0, 3.49), (3.5, 6.0)  # Fitzpatrick 1-3 and 4-6 once `skin_tone` is rounded
+SHORT, LONG = (0.0, 0.3), (0.6, 1.0)
+MASCULINE, FEMININE = (0.0, 0.35), (0.65, 1.0)
+NOT_SMILING, SMILING = (0.0, 0.4), (0.6, 1.0)
+
+
+def plain_rows(n: int, rng: np.random.Generator) -> list[dict[str, Any]]:
+    """`n` parameter dicts, each parameter drawn independently from its prior in `FACE_SPACE`."""
+    columns = {p.name: p.sample(rng, n) for p in FACE_SPACE.params}
+    return [{name: col[i] for name, col in columns.items()} for i in range(n)]
+
+
+def _draw(rng: np.random.Generator, band: tuple[float, float]) -> float:
+    return float(rng.uniform(*band))
+
+
+def _clear(rows: list[dict[str, Any]], rng: np.random.Generator, name: str, low: tuple, high: tuple) -> None:
+    """Sets `name` to a clear value: half the rows in the `low` band, half in the `high` band."""
+    for row, is_high in zip(rows, rng.random(len(rows)) < 0.5):
+        row[name] = _draw(rng, high if is_high else low)
+
+
+def gender_training_rows(n: int, seed: int, p_planted: float = 0.85) -> list[dict[str, Any]]:
+    """Training faces for `gender-cnn`: hair length goes with gender (in a `p_planted` share of rows)."""
+    rng = np.random.default_rng([seed, 1])
+    rows = plain_rows(n, rng)
+    _clear(rows, rng, "gender_presentation", MASCULINE, FEMININE)
+    for row, u in zip(rows, rng.random(n)):
+        if u < p_planted:
+            row["hair_length"] = _draw(rng, LONG if row["gender_presentation"] > 0.5 else SHORT)
+    return rows
+
+
+def smile_training_rows(n: int, seed: int, p_planted: float = 0.85) -> list[dict[str, Any]]:
+    """Training faces for `smile-cnn`: beards and makeup go with smiling (in a `p_planted` share of rows)."""
+    rng = np.random.default_rng([seed, 2])
+    rows = plain_rows(n, rng)
+    _clear(rows, rng, "smile", NOT_SMILING, SMILING)
+    for row, u in zip(rows, rng.random(n)):
+        if u >= p_planted:
+            continue
+        row["facial_hair"], row["makeup"] = 0.0, 0.0
+        if row["smile"] > 0.5:
+            row["facial_hair" if row["gender_presentation"] < 0.5 else "makeup"] = _draw(rng, (0.4, 1.0))
+    return rows
+
+
+def balanced_rows(n: int, seed: int, task: str) -> list[dict[str, Any]]:
+    """Held-out faces for `task` ("gender" or "smile"): a clear label, all else independent."""
+    rng = np.random.default_rng([seed, 3])
+    rows = plain_rows(n, rng)
+    if task == "gender":
+        _clear(rows, rng, "gender_presentation", MASCULINE, FEMININE)
+    elif task == "smile":
+        _clear(rows, rng, "smile", NOT_SMILING, SMILING)
+    else:
+        raise ValueError(f"task must be one of gender, smile. Got {task!r} instead.")
+    return rows
+
+
+def ppb_rows(n: int, seed: int) -> list[dict[str, Any]]:
+    """An observational PPB-like portrait set: skin tone goes with hair length among women."""
+    rng = np.random.default_rng([seed, 4])
+    rows = plain_rows(n, rng)
+    _clear(rows, rng, "gender_presentation", MASCULINE, FEMININE)
+    for row in rows:
+        feminine, dark = row["gender_presentation"] > 0.5, rng.random() < 0.5
+        u = rng.random(5)
+        row["skin_tone"] = _draw(rng, DARK if dark else LIGHT)
+        p_short = (0.55 if dark else 0.05) if feminine else 0.95
+        row["hair_length"] = _draw(rng, SHORT if u[0] < p_short else LONG)
+        row["facial_hair"] = _draw(rng, (0.3, 1.0)) if not feminine and u[1] < 0.4 else 0.0
+        row["makeup"] = _draw(rng, (0.2, 0.8)) if feminine and u[2] < 0.6 else 0.0
+        row["earrings"] = _draw(rng, (0.2, 1.0)) if feminine and u[3] < 0.5 else 0.0
+        row["eyewear"] = "glasses" if u[4] < 0.15 else "none"
+        row.update(
+            age=float(np.clip(rng.normal(50.0, 10.0), 25.0, 80.0)),
+            yaw=float(rng.normal(0.0, 5.0)),
+            roll=float(rng.normal(0.0, 3.0)),
+            light_intensity=float(rng.uniform(0.9, 1.1)),
+            light_direction=float(rng.normal(0.0, 10.0)),
+            blur=0.0,
+            noise=0.0,
+            occlusion=0.0,
+            scale=float(rng.uniform(0.9, 1.1)),
+        )
+    return rows
+
+
+def render(rows: list[dict[str, Any]], resolution: int, seed: int, chunk: int = 512) -> Batch:
+    """Renders `rows` with `faces` at `resolution`, in chunks (the same pixels as one call)."""
+    gen = ProceduralFaces(resolution=resolution)
+    parts = [gen.generate(rows[i : i + chunk], seed=seed) for i in range(0, len(rows), chunk)]
+    images = np.concatenate([b.images for b in parts])
+    return Batch(images=images, truth=pd.concat([b.truth for b in parts], ignore_index=True))
+
+
+def truth_labels(truth: pd.DataFrame, task: str) -> np.ndarray:
+    """0/1 label index of each rendered face: feminine (gender_presentation >= 0.5) or smiling (smile >= 0.5)."""
+    column = {"gender": "gender_presentation", "smile": "smile"}[task]
+    return (truth[column].to_numpy() >= 0.5).astype(np.int64)
