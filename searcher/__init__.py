@@ -5,8 +5,9 @@ targets are plug-ins in the top-level `generators` and `targets` packages. Impor
 imports neither torch, dlib nor OpenCV.
 """
 
+from searcher.campaign import Campaign, load_campaign
 from searcher.errors import ParameterError, PluginError, SearcherError, TargetError
 from searcher.space import Categorical, Continuous, Integer, Latent, Space
 
 __version__ = "0.1.0"
-__all__ = ["Categorical", "Continuous", "Integer", "Latent", "ParameterError", "PluginError", "SearcherError", "Space", "TargetError"]
+__all__ = ["Campaign", "load_campaign", "Categorical", "Continuous", "Integer", "Latent", "ParameterError", "PluginError", "SearcherError", "Space", "TargetError"]

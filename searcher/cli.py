@@ -5,6 +5,8 @@
     searcher render --generator faces -n 64 --seed 0 --out sheet.png
     searcher render --set yaw=40 --set eyewear=sunglasses -n 16 --out turned.png
     searcher serve-target dlib-hog --port 8000       a local target over HTTP, for the `http` target
+    searcher hunt --generator faces --target dlib-cnn --strategy bo --budget 400 --out runs/bo
+    searcher hunt --resume runs/bo                  continue a campaign that was stopped
 """
 
 from __future__ import annotations
@@ -93,6 +95,86 @@ def _cmd_serve_target(args: argparse.Namespace) -> int:
     return 0
 
 
+HUNT_KEYS = ("generator", "target", "strategy", "budget", "batch", "workers", "seed", "out", "alpha", "vary", "fix",
+             "executor", "ray_address", "generator_options", "target_options", "strategy_options", "truth_column", "cut",
+             "margin", "loss")
+
+
+def _hunt_config(args: argparse.Namespace) -> dict[str, Any]:
+    """Campaign keywords from a TOML file (same keys as the flags), overridden by explicit flags."""
+    config: dict[str, Any] = {}
+    if args.config:
+        import tomllib
+
+        try:
+            config = tomllib.loads(Path(args.config).read_text())
+        except (OSError, tomllib.TOMLDecodeError) as exc:
+            raise SearcherError(f"Cannot read the config {args.config}: {exc}") from exc
+        unknown = sorted(set(config) - set(HUNT_KEYS))
+        if unknown:
+            raise SearcherError(f"Unknown key(s) {unknown} in {args.config}. Valid keys: {', '.join(HUNT_KEYS)}.")
+    flags = {
+        "generator": args.generator, "target": args.target, "strategy": args.strategy, "budget": args.budget,
+        "batch": args.batch, "workers": args.workers, "seed": args.seed, "out": args.out, "alpha": args.alpha,
+        "vary": args.vary, "executor": args.executor, "ray_address": args.ray_address, "truth_column": args.truth_column,
+        "cut": args.cut, "margin": args.margin, "loss": args.loss,
+    }
+    config.update({k: v for k, v in flags.items() if v is not None})
+    for key, items, flag in (("fix", args.fix, "--fix"), ("target_options", args.option, "--option"),
+                             ("generator_options", args.generator_option, "--generator-option"),
+                             ("strategy_options", args.strategy_option, "--strategy-option")):
+        if items:
+            config[key] = {**config.get(key, {}), **_parse_set(items, flag)}
+    return config
+
+
+def _cmd_hunt(args: argparse.Namespace) -> int:
+    from searcher.campaign import Campaign
+
+    if args.resume:
+        campaign = Campaign.from_dir(args.resume)
+        print(f"resuming {args.resume}")
+    else:
+        campaign = Campaign(**_hunt_config(args))
+    result = campaign.run(progress=not args.no_progress, resume=bool(args.resume))
+    print(result.summary())
+    return 0
+
+
+def _numbers(text: str, kind: type, flag: str) -> list:
+    try:
+        return [kind(v) for v in text.split(",") if v.strip()]
+    except ValueError as exc:
+        raise SearcherError(f"{flag} expects comma-separated numbers, got {text!r}.") from exc
+
+
+def _cmd_compare(args: argparse.Namespace) -> int:
+    from searcher.compare import compare
+
+    seeds = list(range(int(args.seeds))) if args.seeds.isdigit() else _numbers(args.seeds, int, "--seeds")
+    alphas = _numbers(args.alphas, float, "--alphas") if args.alphas else [None]
+    table = compare(args.out, generator=args.generator, target=args.target, strategies=args.strategies.split(","),
+                    seeds=seeds, alphas=alphas, budget=args.budget, batch=args.batch, parallel=args.parallel,
+                    progress=not args.no_progress, fix=_parse_set(args.fix, "--fix"), target_options=_parse_set(args.option, "--option"))
+    cols = [c for c in ("failures", "failure_rate", "regions_found", "clusters", "mean_pairwise") if c in table]
+    print(table.groupby(["strategy", table["alpha"].fillna("-")])[cols].agg(["mean", "std"]).round(3).to_string())
+    print(f"written: {args.out}/compare.csv, curves.csv, failures_vs_evaluations.png")
+    return 0
+
+
+def _cmd_gallery(args: argparse.Namespace) -> int:
+    from searcher.gallery import failure_gallery
+
+    sheet = failure_gallery(args.campaign, limit=args.limit)
+    if sheet is None:
+        print(f"{args.campaign}: no failures to show")
+        return 0
+    out = Path(args.out or Path(args.campaign) / "failures.png")
+    sheet.save(out)
+    print(f"failure gallery -> {out}")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="searcher", description=DESCRIPTION, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
@@ -126,6 +208,59 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--fault-seed", type=int, default=0, help="seed of the fault draws (default: 0)")
     p.add_argument("--sleep", type=float, default=0.0, metavar="S", help="seconds every request waits, without blocking others (default: 0)")
     p.set_defaults(func=_cmd_serve_target)
+
+    p = sub.add_parser("hunt", help="search a generator + target for failures and record every evaluation",
+                       description="Search a generator + target for failures (a campaign). Every flag can also come from "
+                       "--config, a TOML file with the same keys (underscores for dashes); flags win.")
+    p.add_argument("--config", metavar="TOML", help="campaign settings as TOML")
+    p.add_argument("--resume", metavar="DIR", help="continue the campaign stored in DIR (other flags are ignored)")
+    p.add_argument("--generator", help="generator name (default: faces)")
+    p.add_argument("--target", help="target name (default: dlib-cnn)")
+    p.add_argument("--strategy", help="random, sobol, bo (default), tpe or cmaes")
+    p.add_argument("--budget", type=int, help="evaluations in all (default: 400)")
+    p.add_argument("--batch", type=int, help="points proposed and evaluated together (default: 4)")
+    p.add_argument("--workers", type=int, help="evaluation workers; more than one runs on Ray (default: 1)")
+    p.add_argument("--seed", type=int, help="seed of the strategy and the rendering (default: 0)")
+    p.add_argument("--out", help="campaign directory (default: runs/campaign)")
+    p.add_argument("--alpha", type=float, help="weight of the diversity term, eq. (4) (default: 0.6)")
+    p.add_argument("--vary", help="comma-separated parameters to search (default: all)")
+    p.add_argument("--fix", action="append", default=[], metavar="NAME=VALUE", help="hold a parameter at a value (repeatable)")
+    p.add_argument("--executor", choices=["local", "ray"], help="default: ray when --workers > 1")
+    p.add_argument("--ray-address", help="join a running Ray cluster (e.g. auto, or ray://host:10001)")
+    p.add_argument("--option", action="append", default=[], metavar="KEY=VALUE", help="a target option (repeatable)")
+    p.add_argument("--generator-option", action="append", default=[], metavar="KEY=VALUE", help="a generator option (repeatable)")
+    p.add_argument("--strategy-option", action="append", default=[], metavar="KEY=VALUE", help="a strategy option (repeatable)")
+    p.add_argument("--truth-column", help="classify targets: the truth column their label is judged against")
+    p.add_argument("--cut", type=float, help="classify targets: truth >= cut is the second label")
+    p.add_argument("--margin", type=float, help="classify targets: truth this close to the cut is ambiguous (default: 0.1)")
+    p.add_argument("--loss", choices=["zero-one", "score"], help="classify targets: 0/1 or 1 - p(true label)")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.set_defaults(func=_cmd_hunt)
+
+    p = sub.add_parser("compare", help="run strategies x seeds x alpha as campaigns and compare failures found and their breadth")
+    p.add_argument("--generator", default="faces")
+    p.add_argument("--target", default="dlib-cnn")
+    p.add_argument("--strategies", default="random,bo", help="comma-separated (default: random,bo)")
+    p.add_argument("--seeds", default="5", help="a count (5 -> seeds 0..4) or a comma-separated list (default: 5)")
+    p.add_argument("--alphas", help="comma-separated alpha values for bo (default: its own, 0.6)")
+    p.add_argument("--budget", type=int, default=400)
+    p.add_argument("--batch", type=int, default=4)
+    p.add_argument("--parallel", type=int, default=1, help="campaigns at once, on Ray when > 1 (default: 1)")
+    p.add_argument("--fix", action="append", default=[], metavar="NAME=VALUE")
+    p.add_argument("--option", action="append", default=[], metavar="KEY=VALUE", help="a target option (repeatable)")
+    p.add_argument("--out", default="runs/compare")
+    p.add_argument("--no-progress", action="store_true")
+    p.set_defaults(func=_cmd_compare)
+
+    from searcher.transect_cli import add_parser as add_transect_parser
+
+    add_transect_parser(sub)
+
+    p = sub.add_parser("gallery", help="a contact sheet of a campaign's failures")
+    p.add_argument("campaign", help="a campaign directory")
+    p.add_argument("--limit", type=int, default=48)
+    p.add_argument("--out", help="PNG path (default: CAMPAIGN/failures.png)")
+    p.set_defaults(func=_cmd_gallery)
     return parser
 
 

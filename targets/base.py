@@ -45,7 +45,12 @@ class Predictions:
 
 @runtime_checkable
 class Target(Protocol):
-    """Judges a batch of `N x H x W x 3` uint8 RGB images."""
+    """Judges a batch of `N x H x W x 3` uint8 RGB images.
+
+    Classify targets also have `labels`; those trained on a rendered attribute may declare
+    `truth = (column, cut)` (truth below the cut is `labels[0]`, at or above it `labels[1]`), which
+    campaigns use to judge them. Verify targets have `distance(a, b)` and `threshold`.
+    """
 
     task: str
 

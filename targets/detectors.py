@@ -127,6 +127,7 @@ class HaarSmile:
 
     task = "classify"
     labels = ("not smiling", "smiling", "no face")
+    truth = ("smile", 0.5)  # judged against the rendered smile; "no face" is always wrong
 
     def __init__(self, scale_factor: float = 1.3, min_neighbors: int = 15, face_width: int = 128) -> None:
         self._faces = HaarFace()

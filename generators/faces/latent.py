@@ -90,14 +90,23 @@ class LatentFaces:
         z = np.array([[r[n] for n in self.space.names] for r in rows], float).reshape(len(rows), self.latent_dim)
         return self._render(z, [image_seed(seed, tuple(zi)) for zi in z.tolist()])
 
-    def from_latent(self, z: np.ndarray, seed: int = 0) -> Batch:
-        """Renders raw `N x D` codes (not limited to the search box)."""
+    def from_latent(self, z: np.ndarray, seed: int = 0, keys: Sequence[Any] | None = None) -> Batch:
+        """Renders raw `N x D` codes (not limited to the search box).
+
+        `keys` (one hashable per row) choose the nuisance draw (framing jitter, background tint,
+        sensor noise); by default each code is its own key. Give the images of one transect the
+        same key and they share their background, as matched images should.
+        """
         z = np.atleast_2d(np.asarray(z, float))
         if z.ndim != 2 or z.shape[1] != self.latent_dim:
             raise ParameterError(f"Expected a `N x {self.latent_dim}` latent array, got shape {z.shape}.")
         if not np.isfinite(z).all():
             raise ParameterError("The latent array contains NaN or infinite values.")
-        return self._render(z, [image_seed(seed, tuple(zi)) for zi in z.tolist()])
+        if keys is None:
+            keys = [tuple(zi) for zi in z.tolist()]
+        elif len(keys) != len(z):
+            raise ParameterError(f"from_latent got {len(keys)} keys for {len(z)} codes.")
+        return self._render(z, [image_seed(seed, key) for key in keys])
 
     def attributes(self, z: np.ndarray) -> list[dict[str, Any]]:
         """The attribute rows that z renders (before age limits facial hair)."""

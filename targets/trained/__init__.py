@@ -61,6 +61,7 @@ class GenderCNN(_TrainedCNN):
 
     TASK = "gender"
     LABELS = ("masculine", "feminine")
+    truth = ("gender_presentation", 0.5)  # the rendered attribute it predicts, and the cut
 
 
 class SmileCNN(_TrainedCNN):
@@ -68,3 +69,4 @@ class SmileCNN(_TrainedCNN):
 
     TASK = "smile"
     LABELS = ("not smiling", "smiling")
+    truth = ("smile", 0.5)

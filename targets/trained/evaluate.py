@@ -13,28 +13,18 @@ error gap is compared with the same gap on the balanced set.
 from __future__ import annotations
 
 import argparse
-import math
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
+from searcher.causal import wilson_interval
 from targets.trained import GenderCNN, SmileCNN
 from targets.trained.data import balanced_rows, ppb_rows, render, truth_labels
 
-__all__ = ["error_table", "evaluate", "main", "markdown", "wilson"]
+__all__ = ["error_table", "evaluate", "main", "markdown"]
 
 MODELS = {"gender": GenderCNN, "smile": SmileCNN}
-
-
-def wilson(errors: int, n: int, z: float = 1.96) -> tuple[float, float]:
-    """Wilson score 95% interval of an error rate."""
-    if n == 0:
-        return (math.nan, math.nan)
-    p = errors / n
-    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
-    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
-    return (centre - half, centre + half)
 
 
 def groups(truth: pd.DataFrame, task: str) -> dict[str, np.ndarray]:
@@ -70,8 +60,8 @@ def error_table(wrong: np.ndarray, masks: dict[str, np.ndarray]) -> pd.DataFrame
     rows = []
     for name, mask in masks.items():
         n, e = int(mask.sum()), int(wrong[mask].sum())
-        lo, hi = wilson(e, n)
-        rows.append({"group": name, "n": n, "errors": e, "error": e / n if n else math.nan, "ci_low": lo, "ci_high": hi})
+        lo, hi = wilson_interval(e, n)
+        rows.append({"group": name, "n": n, "errors": e, "error": e / n if n else float("nan"), "ci_low": lo, "ci_high": hi})
     return pd.DataFrame(rows).set_index("group")
 
 

@@ -1,0 +1,158 @@
+"""The black box a campaign searches: generator -> images -> target -> loss.
+
+`ObjectiveSpec` names the pieces (plug-in names and options, the loss) so that any worker, in this
+process or a Ray actor, can build the same `Objective`; `Objective.evaluate(params, seed)` returns
+one `Outcome` per params dict.
+
+Losses (the classifier loss L_c of 003_cc490b638f1b9b67.txt, in [0, 1]; >= 0.5 is a failure):
+
+- `detect`: 1 when no face was found, else 0;
+- `classify`, "zero-one": 1 when the label differs from the rendered truth, else 0; the truth
+  label comes from a truth column and a cut (`gender_presentation` >= 0.5 is the target's second
+  label, say). Targets trained on these attributes declare `truth = (column, cut)`; any can be
+  overridden. Faces whose truth lies within `margin` of the cut are ambiguous — a person would
+  not agree on them either — and get no loss (`excluded`), as the paper prunes ambiguous images;
+- `classify`, "score": 1 - p(true label), from the target's score of its predicted label.
+
+A target that gives no answer (an exception, a timeout, an HTTP error) yields an Outcome with
+`error` set and `loss=None`: never a classifier failure.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+import traceback
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from searcher.errors import ParameterError
+
+__all__ = ["FAILURE", "LOSSES", "Objective", "ObjectiveSpec", "Outcome"]
+
+LOSSES = ("zero-one", "score")
+FAILURE = 0.5  # a loss at or above this is a failure
+
+
+@dataclass
+class Outcome:
+    """What one evaluation produced."""
+
+    params: dict[str, Any]
+    loss: float | None
+    label: Any = None
+    score: float | None = None
+    boxes: list = field(default_factory=list)
+    truth: dict[str, Any] = field(default_factory=dict)
+    image: np.ndarray | None = None
+    error: str | None = None
+    excluded: str | None = None
+    seconds: float = 0.0
+
+    @property
+    def failure(self) -> bool | None:
+        """True for a classifier failure, False for a success, None when there is no loss."""
+        return None if self.loss is None else self.loss >= FAILURE
+
+
+@dataclass(frozen=True)
+class ObjectiveSpec:
+    """Everything needed to build an `Objective` anywhere (JSON-friendly)."""
+
+    generator: str
+    target: str
+    generator_options: Mapping[str, Any] = field(default_factory=dict)
+    target_options: Mapping[str, Any] = field(default_factory=dict)
+    loss: str = "zero-one"
+    truth_column: str | None = None
+    cut: float | None = None
+    margin: float = 0.1
+
+    def __post_init__(self) -> None:
+        if self.loss not in LOSSES:
+            raise ParameterError(f"The 'loss' option must be one of {', '.join(LOSSES)}. Got {self.loss!r} instead.")
+        if not 0 <= self.margin < 0.5:
+            raise ParameterError(f"The 'margin' option must be a number in [0, 0.5). Got {self.margin!r} instead.")
+
+    def build(self) -> Objective:
+        import generators
+        import targets
+
+        return Objective(
+            generators.load(self.generator, **dict(self.generator_options)),
+            targets.load(self.target, **dict(self.target_options)),
+            loss=self.loss,
+            truth_column=self.truth_column,
+            cut=self.cut,
+            margin=self.margin,
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        return {k: (dict(v) if isinstance(v, Mapping) else v) for k, v in self.__dict__.items()}
+
+
+class Objective:
+    """Generator + target + loss as one function of parameter dicts.
+
+    Args:
+        generator, target: plug-in instances.
+        loss: "zero-one" (default) or "score" (classify targets that give scores).
+        truth_column, cut: for classify targets, the truth column and the cut that maps it to the
+            target's labels (below the cut: `labels[0]`, at or above: `labels[1]`); defaults from
+            the target's `truth` attribute.
+        margin: truth within `margin` of the cut is ambiguous and excluded from the loss.
+    """
+
+    def __init__(self, generator: Any, target: Any, loss: str = "zero-one", truth_column: str | None = None,
+                 cut: float | None = None, margin: float = 0.1) -> None:
+        self.generator, self.target, self.loss, self.margin = generator, target, loss, margin
+        if target.task == "classify":
+            declared = getattr(target, "truth", None)
+            truth_column = truth_column or (declared[0] if declared else None)
+            cut = cut if cut is not None else (declared[1] if declared else None)
+            if truth_column is None or cut is None:
+                raise ParameterError(
+                    f"A classify target needs the truth it is judged against: give truth_column= and cut= "
+                    f"(e.g. truth_column='smile', cut=0.5); {type(target).__name__} declares none."
+                )
+        elif target.task != "detect":
+            raise ParameterError(f"Campaigns search detect and classify targets; {type(target).__name__} is a {target.task!r} target.")
+        if loss == "score" and target.task != "classify":
+            raise ParameterError("loss='score' needs a classify target with scores.")
+        self.truth_column, self.cut = truth_column, cut
+
+    def evaluate(self, params: Sequence[Mapping[str, Any]], seed: int = 0) -> list[Outcome]:
+        """Renders, predicts and scores a batch; a target exception becomes an error per image."""
+        start = time.perf_counter()
+        batch = self.generator.generate(list(params), seed=seed)
+        truth = batch.truth.to_dict("records")
+        try:
+            pred = self.target.predict(batch.images)
+        except Exception as exc:  # noqa: BLE001 - any target failure is an error outcome, not a crash
+            reason = f"{type(exc).__name__}: {exc}".splitlines()[0][:200] or traceback.format_exc(limit=1)
+            seconds = (time.perf_counter() - start) / max(1, len(truth))
+            return [Outcome(dict(p), None, truth=t, image=im, error=reason, seconds=seconds)
+                    for p, t, im in zip(params, truth, batch.images)]
+        seconds = (time.perf_counter() - start) / max(1, len(truth))
+        out = []
+        for i, (p, t) in enumerate(zip(params, truth)):
+            o = Outcome(dict(p), None, pred.label[i], pred.score[i], list(pred.boxes[i]), t, batch.images[i], pred.error[i], seconds=seconds)
+            if o.error is None:
+                o.loss, o.excluded = self._loss(o)
+            out.append(o)
+        return out
+
+    def _loss(self, o: Outcome) -> tuple[float | None, str | None]:
+        if self.target.task == "detect":
+            return (0.0 if o.label else 1.0), None
+        value = float(o.truth[self.truth_column])
+        if abs(value - self.cut) < self.margin:
+            return None, f"ambiguous {self.truth_column}={value:.2f}"
+        true_label = self.target.labels[1] if value >= self.cut else self.target.labels[0]
+        if self.loss == "zero-one" or o.score is None or math.isnan(o.score):
+            return (0.0 if o.label == true_label else 1.0), None
+        p_true = o.score if o.label == true_label else 1.0 - o.score
+        return float(np.clip(1.0 - p_true, 0.0, 1.0)), None

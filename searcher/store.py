@@ -1,0 +1,143 @@
+"""A campaign's record: SQLite (WAL) rows for the config, every trial and every batch, and the
+images as PNG files named by content hash.
+
+Layout of a campaign directory::
+
+    DIR/campaign.sqlite     config, trials (one row per evaluation), steps (one row per batch)
+    DIR/images/ab/abcdef....png
+
+Every trial is committed as soon as it is evaluated, and a batch's row (with the strategy state
+after `tell`) once the whole batch is in, so a campaign killed at any moment — `kill -9` included —
+loses at most the evaluations in flight, and a resumed campaign reuses every trial already stored.
+PNGs are written to a temporary name and renamed, so a file is whole or absent.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+import os
+import sqlite3
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from PIL import Image
+
+from searcher.objective import Outcome
+
+__all__ = ["SCHEMA_VERSION", "Store"]
+
+SCHEMA_VERSION = 1
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS trials (
+    step INTEGER NOT NULL, idx INTEGER NOT NULL, params TEXT NOT NULL, x TEXT NOT NULL,
+    loss REAL, failure INTEGER, label TEXT, score REAL, boxes TEXT, truth TEXT, image TEXT,
+    error TEXT, excluded TEXT, worker TEXT, seconds REAL, created REAL NOT NULL,
+    PRIMARY KEY (step, idx)
+);
+CREATE TABLE IF NOT EXISTS steps (step INTEGER PRIMARY KEY, size INTEGER NOT NULL, state TEXT NOT NULL, created REAL NOT NULL);
+"""
+
+
+def _json(value: Any) -> str:
+    return json.dumps(value, default=_plain, sort_keys=True)
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, np.generic):
+        return value.item()
+    if isinstance(value, np.ndarray):
+        return value.tolist()
+    raise TypeError(f"cannot store {type(value).__name__} in a campaign")
+
+
+class Store:
+    """The SQLite record of one campaign directory (created if missing)."""
+
+    def __init__(self, directory: str | os.PathLike) -> None:
+        self.dir = Path(directory)
+        (self.dir / "images").mkdir(parents=True, exist_ok=True)
+        self.path = self.dir / "campaign.sqlite"
+        self._db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
+        self._db.execute("PRAGMA journal_mode=WAL")
+        self._db.execute("PRAGMA synchronous=NORMAL")
+        self._db.executescript(_SCHEMA)
+        self._db.execute("INSERT OR IGNORE INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
+
+    def close(self) -> None:
+        self._db.close()
+
+    # ---------------------------------------------------------------- config
+
+    @property
+    def config(self) -> dict[str, Any] | None:
+        row = self._db.execute("SELECT value FROM meta WHERE key = 'config'").fetchone()
+        return json.loads(row[0]) if row else None
+
+    def save_config(self, config: dict[str, Any]) -> None:
+        self._db.execute("INSERT OR REPLACE INTO meta VALUES ('config', ?)", (_json(config),))
+
+    # ---------------------------------------------------------------- trials and steps
+
+    def add_trial(self, step: int, idx: int, x: np.ndarray, outcome: Outcome, worker: str = "") -> None:
+        """Stores one evaluation (and its image) in its own transaction."""
+        image = self._save_image(outcome.image) if outcome.image is not None else None
+        failure = None if outcome.failure is None else int(outcome.failure)
+        self._db.execute(
+            "INSERT OR REPLACE INTO trials VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, julianday('now'))",
+            (step, idx, _json(outcome.params), _json(np.asarray(x, float)), outcome.loss, failure,
+             None if outcome.label is None else _json(outcome.label), outcome.score, _json(outcome.boxes),
+             _json(outcome.truth), image, outcome.error, outcome.excluded, worker, outcome.seconds),
+        )
+
+    def finish_step(self, step: int, size: int, state: dict[str, Any]) -> None:
+        """Marks batch `step` complete, with the strategy state after it was told."""
+        self._db.execute("INSERT OR REPLACE INTO steps VALUES (?, ?, ?, julianday('now'))", (step, size, _json(state)))
+
+    def steps(self) -> list[tuple[int, int, dict[str, Any]]]:
+        """Completed batches, in order: (step, size, strategy state)."""
+        rows = self._db.execute("SELECT step, size, state FROM steps ORDER BY step").fetchall()
+        return [(s, n, json.loads(state)) for s, n, state in rows]
+
+    def step_trials(self, step: int) -> dict[int, tuple[np.ndarray, float | None]]:
+        """idx -> (unit-cube point, loss) of the trials stored for one batch."""
+        rows = self._db.execute("SELECT idx, x, loss FROM trials WHERE step = ?", (step,)).fetchall()
+        return {i: (np.array(json.loads(x)), loss) for i, x, loss in rows}
+
+    def trials(self) -> pd.DataFrame:
+        """Every trial, one row each, in evaluation order: params and truth as columns too."""
+        df = pd.read_sql_query("SELECT * FROM trials ORDER BY step, idx", self._db)
+        if df.empty:
+            return df
+        for col in ("params", "x", "boxes", "truth"):
+            df[col] = df[col].map(json.loads)
+        df["label"] = df["label"].map(lambda v: None if v is None else json.loads(v))
+        df["failure"] = df["failure"].map(lambda v: None if pd.isna(v) else bool(v)).astype(object)
+        params = pd.DataFrame(df["params"].tolist(), index=df.index)
+        return pd.concat([df, params.add_prefix("param.")], axis=1)
+
+    def image_path(self, digest: str) -> Path:
+        return self.dir / "images" / digest[:2] / f"{digest}.png"
+
+    def load_image(self, digest: str) -> np.ndarray:
+        return np.asarray(Image.open(self.image_path(digest)).convert("RGB"))
+
+    def _save_image(self, image: np.ndarray) -> str:
+        buf = io.BytesIO()
+        Image.fromarray(np.asarray(image, np.uint8)).save(buf, format="PNG", compress_level=1)
+        data = buf.getvalue()
+        digest = hashlib.sha256(data).hexdigest()
+        path = self.image_path(digest)
+        if not path.exists():
+            path.parent.mkdir(parents=True, exist_ok=True)
+            fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
+            with os.fdopen(fd, "wb") as fh:
+                fh.write(data)
+            os.replace(tmp, path)
+        return digest
