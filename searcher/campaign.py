@@ -83,7 +83,7 @@ class Campaign:
 
     generator: str = "faces"
     target: str = "dlib-cnn"
-    strategy: str = "bo"
+    strategy: str = "random"
     budget: int = 400
     batch: int = 4
     workers: int = 1

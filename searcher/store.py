@@ -117,7 +117,7 @@ class Store:
             return df
         for col in ("params", "x", "boxes", "truth"):
             df[col] = df[col].map(json.loads)
-        df["label"] = df["label"].map(lambda v: None if v is None else json.loads(v))
+        df["label"] = df["label"].map(lambda v: None if v is None or (isinstance(v, float) and np.isnan(v)) else json.loads(v))
         df["failure"] = df["failure"].map(lambda v: None if pd.isna(v) else bool(v)).astype(object)
         params = pd.DataFrame(df["params"].tolist(), index=df.index)
         return pd.concat([df, params.add_prefix("param.")], axis=1)

@@ -7,9 +7,12 @@ from searcher.errors import PluginError
 from searcher.testing import GENERATOR_CHECKS
 
 
+SMALL = {"faces": {"resolution": 64}, "faces-latent": {"resolution": 64}}  # keep the suite fast
+
+
 @pytest.fixture(scope="module", params=generators.available())
 def generator(request):
-    return generators.load(request.param, resolution=64)
+    return generators.load(request.param, **SMALL.get(request.param, {}))
 
 
 @pytest.mark.parametrize("check", GENERATOR_CHECKS, ids=lambda c: c.__name__)
