@@ -32,7 +32,9 @@ from searcher.objective import FAILURE, ObjectiveSpec
 from searcher.space import Space
 from searcher.store import Store
 
-__all__ = ["Campaign", "CampaignResult", "load_campaign", "search_space"]
+__all__ = ["CUBES", "Campaign", "CampaignResult", "load_campaign", "search_space"]
+
+CUBES = ("prior", "box")  # what a point of the unit cube means: prior quantiles, or the raw parameter box
 
 
 def search_space(space: Space, vary: Sequence[str] | None, fix: Mapping[str, Any] | None) -> tuple[Space, dict[str, Any]]:
@@ -79,6 +81,10 @@ class Campaign:
         ray_address: join an existing Ray cluster.
         generator_options, target_options, strategy_options: passed to the plug-ins.
         truth_column, cut, margin, loss: how a classify target is judged (see searcher.objective).
+        cube: "prior" (default): the strategies' unit cube holds quantiles of each parameter's
+            everyday prior, so uniform search samples ordinary faces and conditions and failures
+            are the rare thing to find; "box": the raw parameter ranges, where most of the volume
+            is extreme (uniform blur, noise and yaw) and most faces fail.
     """
 
     generator: str = "faces"
@@ -101,6 +107,7 @@ class Campaign:
     cut: float | None = None
     margin: float = 0.1
     loss: str = "zero-one"
+    cube: str = "prior"
 
     def __post_init__(self) -> None:
         for name in ("budget", "batch", "workers"):
@@ -111,6 +118,8 @@ class Campaign:
             raise ParameterError(f"The 'alpha' option must be a number in [0, 1]. Got {self.alpha!r} instead.")
         if self.executor is not None and self.executor not in EXECUTORS:
             raise ParameterError(f"The 'executor' option must be one of {', '.join(EXECUTORS)}. Got {self.executor!r} instead.")
+        if self.cube not in CUBES:
+            raise ParameterError(f"The 'cube' option must be one of {', '.join(CUBES)}. Got {self.cube!r} instead.")
         if isinstance(self.vary, str):
             self.vary = [v.strip() for v in self.vary.split(",") if v.strip()]
 
@@ -186,7 +195,7 @@ class Campaign:
                 X = np.clip(np.asarray(strategy.ask(n, step), float), 0.0, 1.0)
                 have = store.step_trials(step)
                 todo = [i for i in range(n) if i not in have]
-                params = space.from_unit(X)
+                params = space.from_unit(X, quantiles=self.cube == "prior")
                 if todo:
                     outcomes = executor.evaluate([{**held, **params[i]} for i in todo], self.seed)
                     for i, (outcome, worker) in zip(todo, outcomes):

@@ -46,9 +46,11 @@ Params = dict[str, Any]
 
 
 class Prior(Protocol):
-    """Draws `n` values inside `[low, high]`."""
+    """Draws `n` values inside `[low, high]`; `ppf` maps quantiles in [0, 1] to values."""
 
     def sample(self, rng: np.random.Generator, n: int, low: float, high: float) -> np.ndarray: ...
+
+    def ppf(self, u: np.ndarray, low: float, high: float) -> np.ndarray: ...
 
 
 @dataclass(frozen=True)
@@ -57,6 +59,9 @@ class Uniform:
 
     def sample(self, rng: np.random.Generator, n: int, low: float, high: float) -> np.ndarray:
         return rng.uniform(low, high, n)
+
+    def ppf(self, u: np.ndarray, low: float, high: float) -> np.ndarray:
+        return low + np.asarray(u, float) * (high - low)
 
 
 @dataclass(frozen=True)
@@ -74,6 +79,12 @@ class TruncatedNormal:
             bad = (out < low) | (out > high)
         return out
 
+    def ppf(self, u: np.ndarray, low: float, high: float) -> np.ndarray:
+        from scipy.stats import truncnorm
+
+        a, b = (low - self.mean) / self.sd, (high - self.mean) / self.sd
+        return truncnorm.ppf(np.asarray(u, float), a, b, loc=self.mean, scale=self.sd)
+
 
 @dataclass(frozen=True)
 class Beta:
@@ -84,6 +95,11 @@ class Beta:
 
     def sample(self, rng: np.random.Generator, n: int, low: float, high: float) -> np.ndarray:
         return low + (high - low) * rng.beta(self.a, self.b, n)
+
+    def ppf(self, u: np.ndarray, low: float, high: float) -> np.ndarray:
+        from scipy.stats import beta
+
+        return low + (high - low) * beta.ppf(np.asarray(u, float), self.a, self.b)
 
 
 @dataclass(frozen=True)
@@ -96,6 +112,11 @@ class ZeroInflated:
     def sample(self, rng: np.random.Generator, n: int, low: float, high: float) -> np.ndarray:
         at_low = rng.random(n) < self.p
         return np.where(at_low, low, self.base.sample(rng, n, low, high))
+
+    def ppf(self, u: np.ndarray, low: float, high: float) -> np.ndarray:
+        u = np.asarray(u, float)
+        rest = np.clip((u - self.p) / (1.0 - self.p), 0.0, 1.0)
+        return np.where(u < self.p, low, self.base.ppf(rest, low, high))
 
 
 # --------------------------------------------------------------------------- parameters
@@ -151,6 +172,10 @@ class Continuous:
     def decode(self, block: np.ndarray) -> list[float]:
         u = np.clip(block[:, 0], 0.0, 1.0)
         return [float(v) for v in self.low + u * (self.high - self.low)]
+
+    def decode_quantiles(self, block: np.ndarray) -> list[float]:
+        u = np.clip(block[:, 0], 0.0, 1.0)
+        return [float(v) for v in np.clip(self.prior.ppf(u, self.low, self.high), self.low, self.high)]
 
 
 @dataclass(frozen=True)
@@ -383,8 +408,15 @@ class Space:
             blocks.append((z + self.latent.bound) / (2 * self.latent.bound))
         return np.concatenate(blocks, axis=1) if rows else np.zeros((0, self.dim))
 
-    def from_unit(self, X: np.ndarray) -> list[Params]:
-        """`n x dim` array (clipped to the unit cube) -> params dicts."""
+    def from_unit(self, X: np.ndarray, quantiles: bool = False) -> list[Params]:
+        """`n x dim` array (clipped to the unit cube) -> params dicts.
+
+        With `quantiles`, each continuous coordinate is a quantile of the parameter's prior and
+        each latent coordinate a quantile of N(0, 1) (clipped to the box): uniform points of the
+        cube are then draws from the everyday prior's marginals, so a search starts from ordinary
+        faces and conditions rather than from uniform extremes. Integers and categoricals decode
+        as without it.
+        """
         X = np.atleast_2d(np.asarray(X, float))
         if X.shape[1] != self.dim:
             raise ParameterError(f"Expected a `n x {self.dim}` array for {self!r}, got shape {X.shape}.")
@@ -393,12 +425,19 @@ class Space:
         columns: dict[str, list[Any]] = {}
         start = 0
         for p in self.params:
-            columns[p.name] = p.decode(X[:, start : start + p.width])
+            block = X[:, start : start + p.width]
+            columns[p.name] = p.decode_quantiles(block) if quantiles and isinstance(p, Continuous) else p.decode(block)
             start += p.width
         rows = [{name: col[i] for name, col in columns.items()} for i in range(len(X))]
         if self.latent:
             b = self.latent.bound
-            z = np.clip(X[:, start:], 0.0, 1.0) * 2 * b - b
+            u = np.clip(X[:, start:], 0.0, 1.0)
+            if quantiles:
+                from scipy.stats import norm
+
+                z = np.clip(norm.ppf(u), -b, b)
+            else:
+                z = u * 2 * b - b
             for row, zi in zip(rows, z):
                 row.update({name: float(v) for name, v in zip(self.latent.names, zi)})
         return rows
