@@ -118,3 +118,11 @@ def test_cli_hunt_and_summary(tmp_path):
                  "--out", str(out), "--no-progress"]) == 0
     assert len(load_campaign(out).trials) == 8
     assert main(["hunt", "--generator", "planted", "--target", "planted", "--budget", "8", "--out", str(out), "--no-progress"]) == 2
+
+
+def test_ray_executor_gives_the_same_trials(tmp_path):
+    """Two Ray actors share every batch and produce exactly the local executor's trials."""
+    local = Campaign(**FAST, budget=16, seed=2, out=str(tmp_path / "local")).run(progress=False).trials
+    ray_run = Campaign(**FAST, budget=16, seed=2, workers=2, out=str(tmp_path / "ray")).run(progress=False).trials
+    assert set(ray_run["worker"]) == {"ray-0", "ray-1"}
+    pd.testing.assert_frame_equal(comparable(local), comparable(ray_run))
