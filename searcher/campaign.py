@@ -89,7 +89,7 @@ class Campaign:
 
     generator: str = "faces"
     target: str = "dlib-cnn"
-    strategy: str = "random"
+    strategy: str = "bo"
     budget: int = 400
     batch: int = 4
     workers: int = 1
@@ -160,7 +160,7 @@ class Campaign:
         options = dict(self.strategy_options)
         if self.alpha is not None:
             options["alpha"] = self.alpha
-        strategy = make_strategy(self.strategy, space, seed=self.seed, **options)
+        strategy = make_strategy(self.strategy, space, seed=self.seed, budget=self.budget, **options)
         self.spec().build()  # the target and loss too, before anything is evaluated
         return space, held, strategy
 
@@ -203,8 +203,9 @@ class Campaign:
                         failures += bool(outcome.failure)
                 have = store.step_trials(step)
                 loss = np.array([np.nan if have[i][1] is None else have[i][1] for i in range(n)])
+                composite = strategy.composite(X, loss) if hasattr(strategy, "composite") else None
                 strategy.tell(X, loss)
-                store.finish_step(step, n, strategy.state())
+                store.finish_step(step, n, strategy.state(), composite)
                 done += n
                 step += 1
                 bar.update(n)

@@ -31,14 +31,14 @@ from searcher.objective import Outcome
 
 __all__ = ["SCHEMA_VERSION", "Store"]
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS trials (
     step INTEGER NOT NULL, idx INTEGER NOT NULL, params TEXT NOT NULL, x TEXT NOT NULL,
     loss REAL, failure INTEGER, label TEXT, score REAL, boxes TEXT, truth TEXT, image TEXT,
-    error TEXT, excluded TEXT, worker TEXT, seconds REAL, created REAL NOT NULL,
+    error TEXT, excluded TEXT, worker TEXT, seconds REAL, created REAL NOT NULL, composite REAL,
     PRIMARY KEY (step, idx)
 );
 CREATE TABLE IF NOT EXISTS steps (step INTEGER PRIMARY KEY, size INTEGER NOT NULL, state TEXT NOT NULL, created REAL NOT NULL);
@@ -90,15 +90,21 @@ class Store:
         image = self._save_image(outcome.image) if outcome.image is not None else None
         failure = None if outcome.failure is None else int(outcome.failure)
         self._db.execute(
-            "INSERT OR REPLACE INTO trials VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, julianday('now'))",
+            "INSERT OR REPLACE INTO trials VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, julianday('now'), NULL)",
             (step, idx, _json(outcome.params), _json(np.asarray(x, float)), outcome.loss, failure,
              None if outcome.label is None else _json(outcome.label), outcome.score, _json(outcome.boxes),
              _json(outcome.truth), image, outcome.error, outcome.excluded, worker, outcome.seconds),
         )
 
-    def finish_step(self, step: int, size: int, state: dict[str, Any]) -> None:
-        """Marks batch `step` complete, with the strategy state after it was told."""
-        self._db.execute("INSERT OR REPLACE INTO steps VALUES (?, ?, ?, julianday('now'))", (step, size, _json(state)))
+    def finish_step(self, step: int, size: int, state: dict[str, Any], composite: np.ndarray | None = None) -> None:
+        """Marks batch `step` complete, with the strategy state after it was told and, for
+        strategies that have one, the composite objective of eq. (4) of each of its trials."""
+        with self._db:
+            self._db.execute("BEGIN")
+            if composite is not None:
+                self._db.executemany("UPDATE trials SET composite = ? WHERE step = ? AND idx = ?",
+                                     [(None if np.isnan(c) else float(c), step, i) for i, c in enumerate(composite)])
+            self._db.execute("INSERT OR REPLACE INTO steps VALUES (?, ?, ?, julianday('now'))", (step, size, _json(state)))
 
     def steps(self) -> list[tuple[int, int, dict[str, Any]]]:
         """Completed batches, in order: (step, size, strategy state)."""

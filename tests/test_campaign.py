@@ -46,13 +46,14 @@ def test_same_seed_same_trials_and_refuses_to_overwrite(tmp_path):
         Campaign(**FAST, budget=12, seed=3, out=str(tmp_path / "a")).run(progress=False)
 
 
-def test_resume_after_kill_equals_uninterrupted(tmp_path):
+@pytest.mark.parametrize("strategy", ["random", "bo"])
+def test_resume_after_kill_equals_uninterrupted(tmp_path, strategy):
     """SIGKILL a running `searcher hunt` at an arbitrary point, resume it: every trial exactly once,
-    and the same trials as a run that was never interrupted."""
-    reference = Campaign(**FAST, budget=60, seed=1, out=str(tmp_path / "ref")).run(progress=False).trials
+    and the same trials as a run that was never interrupted (BO: its GP state carried over too)."""
+    reference = Campaign(**{**FAST, "strategy": strategy}, budget=60, seed=1, out=str(tmp_path / "ref")).run(progress=False).trials
     out = tmp_path / "killed"
     cmd = [sys.executable, "-m", "searcher.cli", "hunt", "--generator", "planted", "--target", "planted",
-           "--strategy", "random", "--budget", "60", "--batch", "4", "--seed", "1", "--out", str(out), "--no-progress",
+           "--strategy", strategy, "--budget", "60", "--batch", "4", "--seed", "1", "--out", str(out), "--no-progress",
            "--option", "delay=0.01"]
     for kill_after in (7, 30):
         proc = subprocess.Popen(cmd if kill_after == 7 else [*cmd[:4], "--resume", str(out)], stdout=subprocess.DEVNULL)
@@ -74,6 +75,8 @@ def test_resume_after_kill_equals_uninterrupted(tmp_path):
     resumed = load_campaign(out).trials
     assert len(resumed) == 60 and not resumed.duplicated(["step", "idx"]).any()
     pd.testing.assert_frame_equal(comparable(resumed), comparable(reference))
+    if strategy == "bo":
+        np.testing.assert_array_equal(resumed["composite"].to_numpy(), reference["composite"].to_numpy())
 
 
 def test_target_errors_are_never_failures(tmp_path):
@@ -91,6 +94,9 @@ def test_bad_configs_fail_before_any_evaluation(tmp_path):
         (dict(generator="nope"), "Available generators"),
         (dict(budget=0), "'budget'"),
         (dict(alpha=1.5), "'alpha'"),
+        (dict(strategy="bo", strategy_options={"n_init": 20}), r"budget \(8\) is smaller than the initial design"),
+        (dict(strategy="bo", strategy_options={"radius": 0}), "'radius'"),
+        (dict(strategy="random", alpha=0.5), "no option 'alpha'"),
         (dict(fix={"x0": 2.0}), "'x0'"),
         (dict(vary=["nope"]), "Unknown parameter 'nope'"),
     ]

@@ -17,7 +17,7 @@ import numpy as np
 from searcher.errors import ParameterError
 from searcher.space import Categorical, Integer, Space
 
-__all__ = ["FAILURE", "Cube", "History", "check_choice", "check_int", "check_number"]
+__all__ = ["FAILURE", "Cube", "History", "Replayed", "check_choice", "check_int", "check_number"]
 
 FAILURE = 0.5
 """A told loss `L_c >= FAILURE` counts as a failure of the classifier."""
@@ -115,3 +115,28 @@ class History:
         X, loss = np.concatenate(self._X), np.concatenate(self._loss)
         keep = ~np.isnan(loss)
         return X[keep], loss[keep]
+
+
+class Replayed:
+    """Base of strategies whose proposals depend on the seed, the step and the told history only.
+
+    Their `state()` is empty: replaying the history is all a resumed campaign needs.
+    """
+
+    def __init__(self, space: Space, seed: int = 0) -> None:
+        self.space = space
+        self.seed = check_int("seed", seed, 0)
+        self.dim = space.dim
+        self.cube = Cube(space)
+        self.history = History(self.dim)
+
+    def tell(self, X: np.ndarray, loss: np.ndarray) -> None:
+        """Records evaluated points and their losses (NaN: no answer)."""
+        self.history.tell(X, loss)
+
+    def state(self) -> dict[str, Any]:
+        """Nothing beyond the history."""
+        return {}
+
+    def restore(self, state: dict[str, Any]) -> None:
+        """Nothing to restore: the history says it all."""

@@ -8,14 +8,12 @@ resumed by replaying its history carries on exactly where it stopped.
 from __future__ import annotations
 
 import warnings
-from typing import Any
 
 import numpy as np
 from scipy.stats import qmc
 
-from searcher.space import Space
 from searcher.strategies.base import step_rng
-from searcher.strategies.common import Cube, History, check_int
+from searcher.strategies.common import Replayed, check_int
 
 __all__ = ["RandomSearch", "SobolSearch", "sobol_points"]
 
@@ -30,25 +28,7 @@ def sobol_points(dim: int, seed: int, start: int, n: int) -> np.ndarray:
         return sobol.random(n)
 
 
-class _Baseline:
-    def __init__(self, space: Space, seed: int = 0) -> None:
-        self.space = space
-        self.seed = check_int("seed", seed, 0)
-        self.dim = space.dim
-        self.cube = Cube(space)
-        self.history = History(self.dim)
-
-    def tell(self, X: np.ndarray, loss: np.ndarray) -> None:
-        self.history.tell(X, loss)
-
-    def state(self) -> dict[str, Any]:
-        return {}
-
-    def restore(self, state: dict[str, Any]) -> None:
-        pass
-
-
-class RandomSearch(_Baseline):
+class RandomSearch(Replayed):
     """Uniform over the space: continuous coordinates uniform in the cube, categoricals and
     integers uniform over their values (the random baseline of McDuff et al., Fig. 4)."""
 
@@ -56,7 +36,7 @@ class RandomSearch(_Baseline):
         return self.cube.uniform(step_rng(self.seed, step), check_int("n", n, 1))
 
 
-class SobolSearch(_Baseline):
+class SobolSearch(Replayed):
     """A scrambled Sobol sequence (scipy.stats.qmc), seeded, continued across steps."""
 
     def ask(self, n: int, step: int) -> np.ndarray:

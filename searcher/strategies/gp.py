@@ -1,0 +1,78 @@
+"""The Gaussian process of the BO strategy: RBF kernel with ARD, hyperpriors, capped noise.
+
+McDuff et al. (003_cc490b638f1b9b67.txt, section 3) use a GP with an RBF kernel, following Snoek
+et al. (2012); here it models the classifier loss `L_c` (bo.py says why not the composite). A 0/1
+loss is a few rare spikes on a flat floor, which a bare maximum-likelihood fit reads badly: it
+explains the first failures as noise, or drives lengthscales to zero and interpolates needles.
+Hence:
+
+- a log-normal prior on each lengthscale (median 0.4 of the unit cube, wide) and a floor of 0.1:
+  with dense sampling at the edge of a failure mode the fit otherwise shrinks lengthscales to
+  nothing, and the model then knows nothing one step away from its data;
+- a gamma prior on the output scale (outputs are standardised);
+- a noise level capped at 0.05 of the standardised variance, so a failure is signal.
+
+Fitting is exact (Cholesky) maximum a posteriori with L-BFGS-B, warm-started from the
+hyperparameters of the previous step (`raw` parameter values, JSON-serialisable and restored
+bit for bit), so each step needs a few iterations instead of a cold fit.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from typing import Any
+
+import gpytorch
+import torch
+from botorch.models import SingleTaskGP
+from botorch.models.transforms.outcome import Standardize
+from botorch.optim.fit import fit_gpytorch_mll_scipy
+from gpytorch.constraints import GreaterThan, Interval
+from gpytorch.kernels import RBFKernel, ScaleKernel
+from gpytorch.likelihoods import GaussianLikelihood
+from gpytorch.mlls import ExactMarginalLogLikelihood
+from gpytorch.priors import GammaPrior, LogNormalPrior
+
+__all__ = ["fit_gp", "CHOLESKY_LIMIT"]
+
+CHOLESKY_LIMIT = 10_000  # gpytorch switches to (random-probe) conjugate gradients above 800 points by default
+_COLD_ITERATIONS = 200
+
+
+def _build(X: torch.Tensor, y: torch.Tensor) -> SingleTaskGP:
+    kernel = ScaleKernel(
+        RBFKernel(
+            ard_num_dims=X.shape[-1],
+            lengthscale_prior=LogNormalPrior(math.log(0.4), 1.0),
+            lengthscale_constraint=GreaterThan(0.1),
+        ),
+        outputscale_prior=GammaPrior(2.0, 1.0),
+    )
+    likelihood = GaussianLikelihood(noise_prior=LogNormalPrior(math.log(1e-3), 1.0), noise_constraint=Interval(1e-6, 0.05))
+    return SingleTaskGP(X, y, likelihood=likelihood, covar_module=kernel, outcome_transform=Standardize(m=1))
+
+
+def fit_gp(X: torch.Tensor, y: torch.Tensor, warm: dict[str, Any] | None, iterations: int) -> tuple[SingleTaskGP, dict[str, list[float]]]:
+    """MAP fit of the GP to `n x d` inputs and `n` outputs.
+
+    Starts from the `warm` raw parameters if given and runs `iterations` L-BFGS-B steps (0: keep
+    them as they are); cold starts run up to 200. Returns the model in eval mode and its raw
+    parameters (the next step's `warm`).
+    """
+    model = _build(X, y.unsqueeze(-1))
+    if warm:
+        with torch.no_grad():
+            for name, param in model.named_parameters():
+                if name in warm:
+                    param.copy_(torch.tensor(warm[name], dtype=param.dtype).reshape(param.shape))
+    mll = ExactMarginalLogLikelihood(model.likelihood, model)
+    mll.train()
+    iterations = iterations if warm else _COLD_ITERATIONS
+    if iterations:
+        with gpytorch.settings.max_cholesky_size(CHOLESKY_LIMIT), warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # L-BFGS-B stopping at maxiter on a warm start is expected
+            fit_gpytorch_mll_scipy(mll, options={"maxiter": iterations})
+    model.eval()
+    raw = {name: param.detach().reshape(-1).tolist() for name, param in model.named_parameters()}
+    return model, raw
