@@ -31,6 +31,7 @@ from searcher.executors import EXECUTORS, make_executor
 from searcher.objective import FAILURE, ObjectiveSpec
 from searcher.space import Space
 from searcher.store import Store
+from searcher.strategies.common import Cube
 
 __all__ = ["CUBES", "Campaign", "CampaignResult", "load_campaign", "search_space"]
 
@@ -63,6 +64,8 @@ def search_space(space: Space, vary: Sequence[str] | None, fix: Mapping[str, Any
     held = {k: v for k, v in fixed.items() if k not in sub.names}
     return sub, held
 
+_AUDIT_STREAM = 0xA0D17  # keys the audit sample's draws apart from the strategies'
+
 
 @dataclass
 class Campaign:
@@ -81,6 +84,10 @@ class Campaign:
         ray_address: join an existing Ray cluster.
         generator_options, target_options, strategy_options: passed to the plug-ins.
         truth_column, cut, margin, loss: how a classify target is judged (see searcher.objective).
+        audit: fraction of every batch drawn uniformly at random (in the same cube, from its own
+            seeded stream) instead of by the strategy, and stored with `source = "audit"`: an
+            unbiased sample for population error rates beside an adaptive search, which
+            over-samples failures on purpose. The strategy is not told these points. Default 0.
         cube: "prior" (default): the strategies' unit cube holds quantiles of each parameter's
             everyday prior, so uniform search samples ordinary faces and conditions and failures
             are the rare thing to find; "box": the raw parameter ranges, where most of the volume
@@ -108,6 +115,7 @@ class Campaign:
     margin: float = 0.1
     loss: str = "zero-one"
     cube: str = "prior"
+    audit: float = 0.0
 
     def __post_init__(self) -> None:
         for name in ("budget", "batch", "workers"):
@@ -116,6 +124,8 @@ class Campaign:
                 raise ParameterError(f"The {name!r} option must be an integer >= 1. Got {value!r} instead.")
         if self.alpha is not None and not (isinstance(self.alpha, (int, float)) and 0.0 <= self.alpha <= 1.0):
             raise ParameterError(f"The 'alpha' option must be a number in [0, 1]. Got {self.alpha!r} instead.")
+        if isinstance(self.audit, bool) or not isinstance(self.audit, (int, float)) or not 0.0 <= self.audit < 1.0:
+            raise ParameterError(f"The 'audit' option must be a fraction in [0, 1). Got {self.audit!r} instead.")
         if self.executor is not None and self.executor not in EXECUTORS:
             raise ParameterError(f"The 'executor' option must be one of {', '.join(EXECUTORS)}. Got {self.executor!r} instead.")
         if self.cube not in CUBES:
@@ -164,6 +174,12 @@ class Campaign:
         self.spec().build()  # the target and loss too, before anything is evaluated
         return space, held, strategy
 
+    def _audited(self, step: int, n: int) -> int:
+        """How many of batch `step`'s `n` points are the uniform audit sample (the last ones):
+        the running total is `round(audit * evaluations)`, so the fraction holds over the campaign."""
+        before = step * self.batch
+        return min(n, round(self.audit * (before + n)) - round(self.audit * before))
+
     # ------------------------------------------------------------------ the loop
 
     def run(self, progress: bool = True, resume: bool = False) -> CampaignResult:
@@ -180,11 +196,13 @@ class Campaign:
         done = 0
         for step, size, state in store.steps():  # replay the completed batches into the strategy
             trials = store.step_trials(step)
-            X = np.stack([trials[i][0] for i in range(size)])
-            strategy.tell(X, np.array([np.nan if trials[i][1] is None else trials[i][1] for i in range(size)]))
+            searched = size - self._audited(step, size)
+            X = np.stack([trials[i][0] for i in range(searched)])
+            strategy.tell(X, np.array([np.nan if trials[i][1] is None else trials[i][1] for i in range(searched)]))
             strategy.restore(state)
             done += size
         step = len(store.steps())
+        audit_cube = Cube(space)
         executor = make_executor(self.executor, self.spec(), self.workers, self.ray_address)
         failures = int(store.trials()["failure"].eq(True).sum()) if done else 0
         bar = tqdm(total=self.budget, initial=done, disable=not progress, desc=f"{self.strategy} vs {self.target}", unit="eval")
@@ -192,19 +210,24 @@ class Campaign:
         try:
             while done < self.budget:
                 n = min(self.batch, self.budget - done)
-                X = np.clip(np.asarray(strategy.ask(n, step), float), 0.0, 1.0)
+                audited = self._audited(step, n)
+                X = np.clip(np.asarray(strategy.ask(n - audited, step), float), 0.0, 1.0) if n > audited else np.zeros((0, space.dim))
+                if audited:
+                    X = np.concatenate([X, audit_cube.uniform(np.random.default_rng([self.seed, step, _AUDIT_STREAM]), audited)])
                 have = store.step_trials(step)
                 todo = [i for i in range(n) if i not in have]
                 params = space.from_unit(X, quantiles=self.cube == "prior")
                 if todo:
                     outcomes = executor.evaluate([{**held, **params[i]} for i in todo], self.seed)
                     for i, (outcome, worker) in zip(todo, outcomes):
-                        store.add_trial(step, i, X[i], outcome, worker)
+                        store.add_trial(step, i, X[i], outcome, worker, "audit" if i >= n - audited else "search")
                         failures += bool(outcome.failure)
                 have = store.step_trials(step)
                 loss = np.array([np.nan if have[i][1] is None else have[i][1] for i in range(n)])
-                composite = strategy.composite(X, loss) if hasattr(strategy, "composite") else None
-                strategy.tell(X, loss)
+                searched = n - audited
+                composite = strategy.composite(X[:searched], loss[:searched]) if hasattr(strategy, "composite") and searched else None
+                if searched:
+                    strategy.tell(X[:searched], loss[:searched])
                 store.finish_step(step, n, strategy.state(), composite)
                 done += n
                 step += 1

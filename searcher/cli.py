@@ -97,7 +97,7 @@ def _cmd_serve_target(args: argparse.Namespace) -> int:
 
 HUNT_KEYS = ("generator", "target", "strategy", "budget", "batch", "workers", "seed", "out", "alpha", "vary", "fix",
              "executor", "ray_address", "generator_options", "target_options", "strategy_options", "truth_column", "cut",
-             "margin", "loss", "cube")
+             "margin", "loss", "cube", "audit")
 
 
 def _hunt_config(args: argparse.Namespace) -> dict[str, Any]:
@@ -117,7 +117,7 @@ def _hunt_config(args: argparse.Namespace) -> dict[str, Any]:
         "generator": args.generator, "target": args.target, "strategy": args.strategy, "budget": args.budget,
         "batch": args.batch, "workers": args.workers, "seed": args.seed, "out": args.out, "alpha": args.alpha,
         "vary": args.vary, "executor": args.executor, "ray_address": args.ray_address, "truth_column": args.truth_column,
-        "cut": args.cut, "margin": args.margin, "loss": args.loss, "cube": args.cube,
+        "cut": args.cut, "margin": args.margin, "loss": args.loss, "cube": args.cube, "audit": args.audit,
     }
     config.update({k: v for k, v in flags.items() if v is not None})
     for key, items, flag in (("fix", args.fix, "--fix"), ("target_options", args.option, "--option"),
@@ -235,6 +235,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--margin", type=float, help="classify targets: truth this close to the cut is ambiguous (default: 0.1)")
     p.add_argument("--loss", choices=["zero-one", "score"], help="classify targets: 0/1 or 1 - p(true label)")
     p.add_argument("--cube", choices=["prior", "box"], help="search prior quantiles (default) or the raw parameter box")
+    p.add_argument("--audit", type=float, metavar="F",
+                   help="fraction of the budget drawn uniformly at random beside the search, for unbiased error rates (default: 0)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.set_defaults(func=_cmd_hunt)
 

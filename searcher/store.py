@@ -38,7 +38,7 @@ CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS trials (
     step INTEGER NOT NULL, idx INTEGER NOT NULL, params TEXT NOT NULL, x TEXT NOT NULL,
     loss REAL, failure INTEGER, label TEXT, score REAL, boxes TEXT, truth TEXT, image TEXT,
-    error TEXT, excluded TEXT, worker TEXT, seconds REAL, created REAL NOT NULL, composite REAL,
+    error TEXT, excluded TEXT, worker TEXT, seconds REAL, created REAL NOT NULL, composite REAL, source TEXT,
     PRIMARY KEY (step, idx)
 );
 CREATE TABLE IF NOT EXISTS steps (step INTEGER PRIMARY KEY, size INTEGER NOT NULL, state TEXT NOT NULL, created REAL NOT NULL);
@@ -85,15 +85,16 @@ class Store:
 
     # ---------------------------------------------------------------- trials and steps
 
-    def add_trial(self, step: int, idx: int, x: np.ndarray, outcome: Outcome, worker: str = "") -> None:
-        """Stores one evaluation (and its image) in its own transaction."""
+    def add_trial(self, step: int, idx: int, x: np.ndarray, outcome: Outcome, worker: str = "", source: str = "search") -> None:
+        """Stores one evaluation (and its image) in its own transaction; `source` says who chose
+        the point: "search" (the strategy) or "audit" (the campaign's uniform audit sample)."""
         image = self._save_image(outcome.image) if outcome.image is not None else None
         failure = None if outcome.failure is None else int(outcome.failure)
         self._db.execute(
-            "INSERT OR REPLACE INTO trials VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, julianday('now'), NULL)",
+            "INSERT OR REPLACE INTO trials VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, julianday('now'), NULL, ?)",
             (step, idx, _json(outcome.params), _json(np.asarray(x, float)), outcome.loss, failure,
              None if outcome.label is None else _json(outcome.label), outcome.score, _json(outcome.boxes),
-             _json(outcome.truth), image, outcome.error, outcome.excluded, worker, outcome.seconds),
+             _json(outcome.truth), image, outcome.error, outcome.excluded, worker, outcome.seconds, source),
         )
 
     def finish_step(self, step: int, size: int, state: dict[str, Any], composite: np.ndarray | None = None) -> None:

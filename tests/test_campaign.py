@@ -132,3 +132,19 @@ def test_ray_executor_gives_the_same_trials(tmp_path):
     ray_run = Campaign(**FAST, budget=16, seed=2, workers=2, out=str(tmp_path / "ray")).run(progress=False).trials
     assert set(ray_run["worker"]) == {"ray-0", "ray-1"}
     pd.testing.assert_frame_equal(comparable(local), comparable(ray_run))
+
+
+def test_audit_sample_is_uniform_kept_apart_and_resumable(tmp_path):
+    """A fifth of the budget is a seeded uniform sample marked `audit`, never told to the strategy:
+    the search points equal those of a campaign without audit whose strategy saw the same history."""
+    kw = dict(FAST, strategy="sobol", budget=40, seed=5)
+    t = Campaign(**kw, audit=0.2, out=str(tmp_path / "a")).run(progress=False).trials
+    assert (t["source"] == "audit").sum() == 8 and set(t["source"]) == {"audit", "search"}
+    searched = np.stack(t.loc[t["source"] == "search", "x"].to_list())
+    from searcher.strategies.simple import sobol_points
+
+    np.testing.assert_allclose(searched, sobol_points(6, 5, 0, 32))  # the Sobol stream, uninterrupted by audit points
+    again = Campaign(**kw, audit=0.2, out=str(tmp_path / "b")).run(progress=False).trials
+    pd.testing.assert_frame_equal(comparable(t), comparable(again))
+    with pytest.raises(ParameterError, match="'audit'.*1.5"):
+        Campaign(**kw, audit=1.5, out=str(tmp_path / "c"))
