@@ -5,9 +5,16 @@ writes `DIR/compare.csv` (one row per campaign), `DIR/curves.csv` (cumulative fa
 evaluations) and two figures: failures found against evaluations with a band of one standard
 deviation across seeds (Fig. 4a of 003_cc490b638f1b9b67.txt) and the percentage of failures
 against alpha (Fig. 4b). Diversity is measured by the planted regions found where the truth knows
-them (a `region` column), and otherwise by the number of distinct failure clusters (single-linkage
-clusters of failures closer than `cluster_distance` in the unit cube, distances divided by the
-square root of its dimension) and the mean pairwise distance of failures.
+them (a `region` column), and otherwise by the failure modes found and the mean pairwise distance
+of failures (in the unit cube, divided by the square root of its dimension).
+
+Failure modes: real targets do not say how many ways they fail, so the comparison defines modes
+from the failures themselves. The failures of the uniform strategies (random, Sobol: draws from
+the target's failure distribution) are cut into `modes` clusters by Ward linkage in the unit cube;
+every campaign's failures are assigned to the nearest cluster centre, and a campaign's `modes` is
+how many clusters it hit. (A per-campaign clustering at a fixed distance cannot do this in high
+dimension: 400 uniform points in a 26-D cube lie about 0.47 apart, so every failure of a random
+search is its own cluster and every concentrated search looks narrow or broad by construction.)
 """
 
 from __future__ import annotations
@@ -25,24 +32,40 @@ from scipy.spatial.distance import pdist
 from searcher.campaign import Campaign, load_campaign
 from searcher.objective import FAILURE
 
-__all__ = ["compare", "diversity", "plot_comparison"]
+__all__ = ["compare", "diversity", "failure_modes", "plot_comparison"]
+
+UNIFORM = ("random", "sobol")
 
 
-def diversity(trials: pd.DataFrame, cluster_distance: float = 0.15) -> dict[str, float]:
-    """Breadth of the failures of one campaign: regions (if known), clusters, mean pairwise distance."""
+def _failures(trials: pd.DataFrame) -> np.ndarray:
+    fails = trials[trials["loss"] >= FAILURE]
+    return np.array(fails["x"].tolist(), float) if len(fails) else np.zeros((0, 0))
+
+
+def diversity(trials: pd.DataFrame) -> dict[str, float]:
+    """Breadth of one campaign's failures: how many, the planted regions hit (where the truth has a
+    `region`), and their mean pairwise distance in the unit cube (divided by sqrt(dim))."""
     fails = trials[trials["loss"] >= FAILURE]
     out: dict[str, float] = {"failures": float(len(fails))}
     if len(fails) and "region" in fails["truth"].iloc[0]:
-        regions = {t["region"] for t in fails["truth"] if t["region"] >= 0}
-        out["regions_found"] = float(len(regions))
-    X = np.array(fails["x"].tolist(), float) if len(fails) else np.zeros((0, 1))
-    if len(X) >= 2:
-        d = pdist(X) / np.sqrt(X.shape[1])
-        out["clusters"] = float(fcluster(linkage(d, "single"), cluster_distance, "distance").max())
-        out["mean_pairwise"] = float(d.mean())
-    else:
-        out["clusters"], out["mean_pairwise"] = float(len(X)), 0.0
+        out["regions_found"] = float(len({t["region"] for t in fails["truth"] if t["region"] >= 0}))
+    X = _failures(trials)
+    out["mean_pairwise"] = float((pdist(X) / np.sqrt(X.shape[1])).mean()) if len(X) >= 2 else 0.0
     return out
+
+
+def failure_modes(runs: Sequence[pd.DataFrame], strategies: Sequence[str], modes: int = 16) -> list[int]:
+    """How many failure modes each campaign hit (see the module docstring): Ward clusters of the
+    uniform strategies' failures (of all campaigns' if none ran), nearest-centre assignment."""
+    X = [_failures(t) for t in runs]
+    reference = [x for x, s in zip(X, strategies) if s in UNIFORM and len(x)] or [x for x in X if len(x)]
+    if not reference:
+        return [0] * len(runs)
+    pool = np.concatenate(reference)
+    k = min(modes, len(pool))
+    labels = fcluster(linkage(pool, "ward"), k, "maxclust") if len(pool) > 1 else np.ones(1, int)
+    centres = np.stack([pool[labels == c].mean(axis=0) for c in np.unique(labels)])
+    return [len(np.unique(((x[:, None, :] - centres[None]) ** 2).sum(-1).argmin(axis=1))) if len(x) else 0 for x in X]
 
 
 def _run_one(kwargs: dict[str, Any]) -> str:
@@ -65,12 +88,14 @@ def compare(
     batch: int = 4,
     parallel: int = 1,
     progress: bool = True,
+    modes: int = 16,
     **campaign_options: Any,
 ) -> pd.DataFrame:
     """Runs (or resumes) every strategy x alpha x seed campaign and summarises them.
 
     `alphas` matter for BO only (None: the strategy's default); other strategies run once per seed.
-    `parallel` > 1 runs campaigns as Ray tasks. Returns the per-campaign table, also written to
+    `parallel` > 1 runs campaigns as Ray tasks. `modes` is the number of failure modes the
+    uniform strategies' failures are cut into (see the module docstring). Returns the per-campaign table, also written to
     `out/compare.csv` beside `out/curves.csv` and the figures.
     """
     out = Path(out)
@@ -96,11 +121,12 @@ def compare(
             _run_one(job)
 
     rows, curves = [], []
-    for job in jobs:
-        trials = load_campaign(job["out"]).trials
+    runs = [load_campaign(job["out"]).trials for job in jobs]
+    found = failure_modes(runs, [job["strategy"] for job in jobs], modes)
+    for job, trials, n_modes in zip(jobs, runs, found):
         fail = (trials["loss"] >= FAILURE).to_numpy()
         rows.append({"strategy": job["strategy"], "alpha": job["alpha"], "seed": job["seed"], "evaluations": len(trials),
-                     "errors": int(trials["error"].notna().sum()), "failure_rate": float(fail.mean()), **diversity(trials)})
+                     "errors": int(trials["error"].notna().sum()), "failure_rate": float(fail.mean()), **diversity(trials), "modes": n_modes})
         curves.append(pd.DataFrame({"strategy": job["strategy"], "alpha": job["alpha"], "seed": job["seed"],
                                     "evaluation": np.arange(1, len(trials) + 1), "failures": np.cumsum(fail)}))
     table, curve = pd.DataFrame(rows), pd.concat(curves, ignore_index=True)
@@ -155,4 +181,18 @@ def plot_comparison(table: pd.DataFrame, curves: pd.DataFrame, out: Path) -> lis
         paths.append(out / "failures_vs_alpha.png")
         fig.savefig(paths[-1], dpi=120)
         plt.close(fig)
+
+    breadth = "regions_found" if "regions_found" in table else "modes"
+    groups = table.groupby(["strategy", table["alpha"].fillna(-1)], sort=False)
+    labels = [_label(s, None if a == -1 else a) for s, a in groups.groups]
+    fig, axes = plt.subplots(1, 2, figsize=(8, 3.5))
+    for ax, column, title in zip(axes, ("failures", breadth), ("failures found", breadth.replace("_", " "))):
+        stats = groups[column].agg(["mean", "std"]).fillna(0)
+        ax.bar(range(len(stats)), stats["mean"], yerr=stats["std"], capsize=3, color="tab:blue", alpha=0.7)
+        ax.set_xticks(range(len(stats)), labels, rotation=30, ha="right")
+        ax.set_title(f"{title} (mean, 1 sd)")
+    fig.tight_layout()
+    paths.append(out / "diversity.png")
+    fig.savefig(paths[-1], dpi=120)
+    plt.close(fig)
     return paths

@@ -1,0 +1,75 @@
+"""What one BO proposal costs as the history grows, in the `faces` space.
+
+    python benchmarks/bo_overhead.py                      # 400, 1,000 and 2,000 past points
+    python benchmarks/bo_overhead.py --points 400 --repeats 5
+
+The history is a Sobol design of the faces generator's unit cube with a planted 0/1 loss (five boxes
+in four of its coordinates, 7% of the volume: about the dlib CNN's miss rate on everyday faces), so no image is rendered and the
+numbers are the strategy's alone. For each history size, a batch of 4 is asked three ways:
+
+- cold:     no hyperparameters yet: a full MAP fit (up to 200 L-BFGS-B iterations), then the proposal;
+- warm:     hyperparameters carried over from the previous step and refitted for 30 iterations
+            (what a campaign does when the history has grown by 10% since the last fit);
+- carried:  hyperparameters reused as they are (every other step): the GP is only conditioned.
+
+Past `max_points` (default 1,000) the GP is fitted on a subset: every recent failure, up to half
+of it, and the most recent passes. `--uncapped` lifts the cap to show what exact GPs would cost.
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+
+import numpy as np
+
+import generators
+from searcher.planted import PlantedRegions
+from searcher.strategies.bo import BayesianOptimization
+from searcher.strategies.common import Cube
+from searcher.strategies.simple import sobol_points
+
+
+def timed_ask(bo: BayesianOptimization, step: int) -> float:
+    t = time.perf_counter()
+    bo.ask(4, step)
+    return time.perf_counter() - t
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--points", default="400,1000,2000")
+    parser.add_argument("--repeats", type=int, default=3, help="asks timed per mode (median reported)")
+    parser.add_argument("--uncapped", action="store_true", help="max_points = 100,000 (exact GP on everything)")
+    args = parser.parse_args()
+    space = generators.load("faces").space
+    cube = Cube(space)
+    taken = {c for start, width in cube.blocks for c in range(start, start + width)} | {c for c, _ in cube.integers}
+    columns = [c for c in range(space.dim) if c not in taken][:4]
+    planted = PlantedRegions(dim=4, k=5, volume=0.07, seed=0)  # on four continuous coordinates
+
+    def loss(X: np.ndarray) -> np.ndarray:
+        return planted.loss(X[:, columns])
+
+    print(f"faces space: {len(space.params)} parameters, unit cube of dimension {space.dim}")
+    print(f"{'points':>7} {'fitted on':>9} {'failures':>8} {'cold s':>8} {'warm s':>8} {'carried s':>9}")
+    for n in [int(p) for p in args.points.split(",")]:
+        X = sobol_points(space.dim, 0, 0, n)
+        bo = BayesianOptimization(space, seed=0, max_points=100_000 if args.uncapped else 1000)
+        X = bo.cube.snap(X)
+        bo.tell(X, loss(X))
+        cold = []
+        for r in range(args.repeats):
+            bo.restore({"gp": None, "fitted_on": 0, "sobol": n})
+            cold.append(timed_ask(bo, r))
+        fitted = bo.state()["fitted_on"]
+        warm, carried = [], []
+        for r in range(args.repeats):
+            bo.restore({**bo.state(), "fitted_on": 0})  # forces a warm refit
+            warm.append(timed_ask(bo, r))
+            carried.append(timed_ask(bo, r))  # nothing new told: hyperparameters carried over
+        print(f"{n:7d} {fitted:9d} {int(loss(X).sum()):8d} {np.median(cold):8.2f} {np.median(warm):8.2f} {np.median(carried):9.2f}", flush=True)
+
+
+if __name__ == "__main__":
+    main()
