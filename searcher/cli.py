@@ -255,9 +255,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--no-progress", action="store_true")
     p.set_defaults(func=_cmd_compare)
 
+    from searcher.analyze import add_parser as add_analyze_parser
     from searcher.transect_cli import add_parser as add_transect_parser
+    from searcher.verify_cli import add_parser as add_verify_parser
 
     add_transect_parser(sub)
+    add_verify_parser(sub)
+    add_analyze_parser(sub)
 
     p = sub.add_parser("gallery", help="a contact sheet of a campaign's failures")
     p.add_argument("campaign", help="a campaign directory")
