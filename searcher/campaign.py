@@ -161,6 +161,12 @@ class Campaign:
         out["fix"] = dict(self.fix or {})
         return out
 
+    @classmethod
+    def _with_defaults(cls, stored: dict[str, Any]) -> dict[str, Any]:
+        """A stored configuration completed with the defaults of options added since it was written."""
+        defaults = cls().config()
+        return json.loads(json.dumps({**{k: v for k, v in defaults.items() if k not in stored}, **stored}))
+
     def _prepare(self):
         import generators
         from searcher.strategies import make_strategy
@@ -189,7 +195,7 @@ class Campaign:
         stored = store.config
         if stored is not None and not resume:
             raise ParameterError(f"{self.out} already holds a campaign; resume it with `searcher hunt --resume {self.out}` or choose another --out.")
-        if stored is not None and stored != json.loads(json.dumps(self.config())):
+        if stored is not None and self._with_defaults(stored) != json.loads(json.dumps(self.config())):
             raise ParameterError(f"{self.out} holds a campaign with another configuration; resume it as it was.")
         store.save_config(self.config())
 

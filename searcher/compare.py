@@ -29,8 +29,9 @@ import pandas as pd
 from scipy.cluster.hierarchy import fcluster, linkage
 from scipy.spatial.distance import pdist
 
-from searcher.campaign import Campaign, load_campaign
+from searcher.campaign import Campaign, load_campaign, search_space
 from searcher.objective import FAILURE
+from searcher.strategies.common import Cube
 
 __all__ = ["compare", "diversity", "failure_modes", "plot_comparison"]
 
@@ -54,10 +55,19 @@ def diversity(trials: pd.DataFrame) -> dict[str, float]:
     return out
 
 
-def failure_modes(runs: Sequence[pd.DataFrame], strategies: Sequence[str], modes: int = 16) -> list[int]:
+def failure_modes(runs: Sequence[pd.DataFrame], strategies: Sequence[str], modes: int = 16,
+                  blocks: Sequence[tuple[int, int]] = ()) -> list[int]:
     """How many failure modes each campaign hit (see the module docstring): Ward clusters of the
-    uniform strategies' failures (of all campaigns' if none ran), nearest-centre assignment."""
+    uniform strategies' failures (of all campaigns' if none ran), nearest-centre assignment.
+
+    `blocks` are the `(first column, width)` of the cube's one-hot blocks: they are scaled by
+    1/sqrt(2) so that another category is as far as the full range of one continuous coordinate
+    (unscaled, the clusters are just the combinations of categories, whatever the failures).
+    """
     X = [_failures(t) for t in runs]
+    for x in X:
+        for start, width in blocks:
+            x[:, start : start + width] /= np.sqrt(2.0)
     reference = [x for x, s in zip(X, strategies) if s in UNIFORM and len(x)] or [x for x in X if len(x)]
     if not reference:
         return [0] * len(runs)
@@ -66,6 +76,14 @@ def failure_modes(runs: Sequence[pd.DataFrame], strategies: Sequence[str], modes
     labels = fcluster(linkage(pool, "ward"), k, "maxclust") if len(pool) > 1 else np.ones(1, int)
     centres = np.stack([pool[labels == c].mean(axis=0) for c in np.unique(labels)])
     return [len(np.unique(((x[:, None, :] - centres[None]) ** 2).sum(-1).argmin(axis=1))) if len(x) else 0 for x in X]
+
+
+def _one_hot_blocks(generator: str, options: dict[str, Any]) -> list[tuple[int, int]]:
+    import generators
+
+    space, _ = search_space(generators.load(generator, **dict(options.get("generator_options") or {})).space,
+                            options.get("vary"), options.get("fix"))
+    return Cube(space).blocks
 
 
 def _run_one(kwargs: dict[str, Any]) -> str:
@@ -122,7 +140,7 @@ def compare(
 
     rows, curves = [], []
     runs = [load_campaign(job["out"]).trials for job in jobs]
-    found = failure_modes(runs, [job["strategy"] for job in jobs], modes)
+    found = failure_modes(runs, [job["strategy"] for job in jobs], modes, _one_hot_blocks(generator, campaign_options))
     for job, trials, n_modes in zip(jobs, runs, found):
         fail = (trials["loss"] >= FAILURE).to_numpy()
         rows.append({"strategy": job["strategy"], "alpha": job["alpha"], "seed": job["seed"], "evaluations": len(trials),
