@@ -45,6 +45,9 @@ CREATE TABLE IF NOT EXISTS steps (step INTEGER PRIMARY KEY, size INTEGER NOT NUL
 """
 
 
+_ADDED_COLUMNS = (("composite", "REAL"), ("source", "TEXT"))  # (name, type) added after schema version 1
+
+
 def _json(value: Any) -> str:
     return json.dumps(value, default=_plain, sort_keys=True)
 
@@ -68,6 +71,10 @@ class Store:
         self._db.execute("PRAGMA journal_mode=WAL")
         self._db.execute("PRAGMA synchronous=NORMAL")
         self._db.executescript(_SCHEMA)
+        have = {row[1] for row in self._db.execute("PRAGMA table_info(trials)")}
+        for column, kind in _ADDED_COLUMNS:  # stores written before a column existed
+            if column not in have:
+                self._db.execute(f"ALTER TABLE trials ADD COLUMN {column} {kind}")
         self._db.execute("INSERT OR IGNORE INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
 
     def close(self) -> None:

@@ -148,3 +148,16 @@ def test_audit_sample_is_uniform_kept_apart_and_resumable(tmp_path):
     pd.testing.assert_frame_equal(comparable(t), comparable(again))
     with pytest.raises(ParameterError, match="'audit'.*1.5"):
         Campaign(**kw, audit=1.5, out=str(tmp_path / "c"))
+
+
+def test_stores_from_before_a_column_existed_are_upgraded(tmp_path):
+    from searcher.store import Store
+
+    Campaign(**FAST, budget=4, out=str(tmp_path / "old")).run(progress=False)
+    with sqlite3.connect(tmp_path / "old" / "campaign.sqlite") as con:  # as schema version 1 wrote it
+        con.execute("ALTER TABLE trials DROP COLUMN source")
+        con.execute("ALTER TABLE trials DROP COLUMN composite")
+    store = Store(tmp_path / "old")
+    trials = store.trials()
+    store.close()
+    assert len(trials) == 4 and trials["source"].isna().all() and "composite" in trials

@@ -4,7 +4,7 @@ Neither has a diversity term: they show what a good optimiser does with a failur
 finds many failures, mostly in the first failure mode it meets). Both are rebuilt from the told
 history at every step, seeded by `(seed, step)` for TPE and by `seed` for CMA-ES (whose
 generations are replayed), so a resumed campaign asks exactly what the uninterrupted one asked.
-The packages are optional (`pip install 'searcher[peers]'`) and imported when a peer is built.
+The packages are optional (`pip install 'searcher[baselines]'`) and imported when a peer is built.
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ def _require(module: str, strategy: str) -> ModuleType:
     try:
         return importlib.import_module(module)
     except ImportError as exc:
-        raise PluginError(f"The {strategy!r} strategy needs the {module!r} package: pip install 'searcher[peers]' (or pip install {module}).") from exc
+        raise PluginError(f"The {strategy!r} strategy needs the {module!r} package: pip install 'searcher[baselines]' (or pip install {module}).") from exc
 
 
 @contextmanager
