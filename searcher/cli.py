@@ -165,7 +165,7 @@ def _cmd_compare(args: argparse.Namespace) -> int:
 def _cmd_gallery(args: argparse.Namespace) -> int:
     from searcher.gallery import failure_gallery
 
-    sheet = failure_gallery(args.campaign, limit=args.limit)
+    sheet = failure_gallery(args.campaign, limit=args.limit, diverse=not args.first)
     if sheet is None:
         print(f"{args.campaign}: no failures to show")
         return 0
@@ -265,7 +265,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("gallery", help="a contact sheet of a campaign's failures")
     p.add_argument("campaign", help="a campaign directory")
-    p.add_argument("--limit", type=int, default=48)
+    p.add_argument("--limit", type=int, default=48, help="at most this many failures (default: 48)")
+    p.add_argument("--first", action="store_true", help="the first failures found, not the most different ones")
     p.add_argument("--out", help="PNG path (default: CAMPAIGN/failures.png)")
     p.set_defaults(func=_cmd_gallery)
     return parser
