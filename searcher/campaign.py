@@ -195,7 +195,7 @@ class Campaign:
         stored = store.config
         if stored is not None and not resume:
             raise ParameterError(f"{self.out} already holds a campaign; resume it with `searcher hunt --resume {self.out}` or choose another --out.")
-        if stored is not None and self._with_defaults(stored) != json.loads(json.dumps(self.config())):
+        if stored is not None and {**self._with_defaults(stored), "out": self.out} != json.loads(json.dumps(self.config())):
             raise ParameterError(f"{self.out} holds a campaign with another configuration; resume it as it was.")
         store.save_config(self.config())
 

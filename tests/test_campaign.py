@@ -161,3 +161,10 @@ def test_stores_from_before_a_column_existed_are_upgraded(tmp_path):
     trials = store.trials()
     store.close()
     assert len(trials) == 4 and trials["source"].isna().all() and "composite" in trials
+
+
+def test_a_moved_campaign_resumes_where_it_is(tmp_path):
+    Campaign(**FAST, budget=8, out=str(tmp_path / "here")).run(progress=False)
+    (tmp_path / "here").rename(tmp_path / "there")
+    again = Campaign(**FAST, budget=8, out=str(tmp_path / "there")).run(progress=False, resume=True)
+    assert len(again.trials) == 8
