@@ -54,6 +54,11 @@ def _cmd_list(args: argparse.Namespace) -> int:
     print("targets:")
     for name, doc in targets.describe().items():
         print(f"  {name:<14} {doc}")
+    from searcher.strategies import STRATEGIES
+
+    print("strategies (searcher hunt --strategy):")
+    for name, (_, doc) in STRATEGIES.items():
+        print(f"  {name:<14} {doc}")
     return 0
 
 

@@ -29,7 +29,7 @@ def test_bad_input_is_a_clear_error_not_a_traceback(tmp_path, capsys):
 def test_list_and_params(capsys):
     assert main(["list"]) == 0
     listed = capsys.readouterr().out
-    assert "faces-latent" in listed and "dlib-cnn" in listed
+    assert "faces-latent" in listed and "dlib-cnn" in listed and "cmaes" in listed
     assert main(["params", "faces"]) == 0
     assert "skin_tone" in capsys.readouterr().out
 
