@@ -10,4 +10,4 @@ from searcher.errors import ParameterError, PluginError, SearcherError, TargetEr
 from searcher.space import Categorical, Continuous, Integer, Latent, Space
 
 __version__ = "0.1.0"
-__all__ = ["Campaign", "load_campaign", "Categorical", "Continuous", "Integer", "Latent", "ParameterError", "PluginError", "SearcherError", "Space", "TargetError"]
+__all__ = ["Campaign", "Categorical", "Continuous", "Integer", "Latent", "ParameterError", "PluginError", "SearcherError", "Space", "TargetError", "load_campaign"]

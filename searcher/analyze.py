@@ -36,9 +36,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from searcher.cli_args import name_list
 from searcher.errors import ParameterError
 from searcher.objective import FAILURE
-from searcher.transect_cli import _names
 
 __all__ = ["DEFAULT_ATTRIBUTES", "add_parser", "analyze", "cmd_analyze"]
 
@@ -326,7 +326,7 @@ def analyze(directory: str | Path, out: str | Path | None = None, attributes: Se
     _check(bins, n_boot, seed)
     path = Path(directory)
     rows = _load(path, keep_pruned)
-    attrs = _names(",".join(attributes), rows.valid, "--attributes") if attributes is not None else rows.default
+    attrs = name_list(",".join(attributes), rows.valid, "--attributes") if attributes is not None else rows.default
     if not attrs:
         raise ParameterError(f"Give at least one attribute. Valid attributes: {', '.join(rows.valid)}.")
     frame, suffix, why = _select(rows, biased)

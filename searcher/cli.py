@@ -18,6 +18,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from searcher.cli_args import assignments, number_list
 from searcher.errors import SearcherError
 
 __all__ = ["main"]
@@ -28,20 +29,6 @@ searcher hunts for the failures of image classifiers and face-analysis services.
 A generator renders controllable synthetic faces; a target (a detector, a classifier or an
 HTTP API) judges them. Start with `searcher list`, look at the faces with `searcher render`,
 and see a generator's knobs with `searcher params faces`."""
-
-
-def _parse_set(items: Sequence[str], flag: str = "--set") -> dict[str, Any]:
-    """`name=value` pairs; numbers become floats, anything else stays a string."""
-    out: dict[str, Any] = {}
-    for item in items:
-        name, sep, value = item.partition("=")
-        if not sep or not name:
-            raise SearcherError(f"{flag} expects name=value, got {item!r}.")
-        try:
-            out[name.strip()] = float(value)
-        except ValueError:
-            out[name.strip()] = value.strip()
-    return out
 
 
 def _cmd_list(args: argparse.Namespace) -> int:
@@ -77,7 +64,7 @@ def _cmd_render(args: argparse.Namespace) -> int:
     if args.n < 1:
         raise SearcherError(f"-n must be >= 1, got {args.n}.")
     gen = generators.load(args.generator, resolution=args.resolution)
-    fixed = _parse_set(args.set)
+    fixed = assignments(args.set)
     params = [{**p, **fixed} for p in gen.space.sample(args.n, seed=args.seed)]
     start = time.perf_counter()
     batch = gen.generate(params, seed=args.seed)
@@ -96,7 +83,7 @@ def _cmd_serve_target(args: argparse.Namespace) -> int:
 
     faults = Faults(fail_rate=args.fail_rate, slow_rate=args.slow_rate, slow_seconds=args.slow_seconds,
                     malformed_rate=args.malformed_rate, sleep=args.sleep, seed=args.fault_seed)
-    serve(args.target, _parse_set(args.option, "--option"), host=args.host, port=args.port, faults=faults)
+    serve(args.target, assignments(args.option, "--option"), host=args.host, port=args.port, faults=faults)
     return 0
 
 
@@ -129,7 +116,7 @@ def _hunt_config(args: argparse.Namespace) -> dict[str, Any]:
                              ("generator_options", args.generator_option, "--generator-option"),
                              ("strategy_options", args.strategy_option, "--strategy-option")):
         if items:
-            config[key] = {**config.get(key, {}), **_parse_set(items, flag)}
+            config[key] = {**config.get(key, {}), **assignments(items, flag)}
     return config
 
 
@@ -146,21 +133,14 @@ def _cmd_hunt(args: argparse.Namespace) -> int:
     return 0
 
 
-def _numbers(text: str, kind: type, flag: str) -> list:
-    try:
-        return [kind(v) for v in text.split(",") if v.strip()]
-    except ValueError as exc:
-        raise SearcherError(f"{flag} expects comma-separated numbers, got {text!r}.") from exc
-
-
 def _cmd_compare(args: argparse.Namespace) -> int:
     from searcher.compare import compare
 
-    seeds = list(range(int(args.seeds))) if args.seeds.isdigit() else _numbers(args.seeds, int, "--seeds")
-    alphas = _numbers(args.alphas, float, "--alphas") if args.alphas else [None]
+    seeds = list(range(int(args.seeds))) if args.seeds.isdigit() else number_list(args.seeds, int, "--seeds")
+    alphas = number_list(args.alphas, float, "--alphas") if args.alphas else [None]
     table = compare(args.out, generator=args.generator, target=args.target, strategies=args.strategies.split(","),
                     seeds=seeds, alphas=alphas, budget=args.budget, batch=args.batch, parallel=args.parallel,
-                    progress=not args.no_progress, fix=_parse_set(args.fix, "--fix"), target_options=_parse_set(args.option, "--option"))
+                    progress=not args.no_progress, fix=assignments(args.fix, "--fix"), target_options=assignments(args.option, "--option"))
     cols = [c for c in ("failures", "failure_rate", "regions_found", "modes", "mean_pairwise") if c in table]
     print(table.groupby(["strategy", table["alpha"].fillna("-")])[cols].agg(["mean", "std"]).round(3).to_string())
     print(f"written: {args.out}/compare.csv, curves.csv, failures_vs_evaluations.png")

@@ -25,6 +25,7 @@ from typing import Any
 
 import numpy as np
 
+from searcher.cli_args import assignments, name_list, number_assignments
 from searcher.errors import ParameterError
 
 __all__ = ["add_parser", "cmd_transect"]
@@ -74,34 +75,6 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     return p
 
 
-def _pairs(items: Sequence[str], flag: str) -> dict[str, str]:
-    out = {}
-    for item in items:
-        name, sep, value = item.partition("=")
-        if not sep or not name.strip() or not value.strip():
-            raise ParameterError(f"{flag} expects NAME=VALUE, got {item!r}.")
-        out[name.strip()] = value.strip()
-    return out
-
-
-def _numbers(items: Sequence[str], flag: str) -> dict[str, float]:
-    out = {}
-    for name, value in _pairs(items, flag).items():
-        try:
-            out[name] = float(value)
-        except ValueError:
-            raise ParameterError(f"{flag} {name}= expects a number, got {value!r}.") from None
-    return out
-
-
-def _names(text: str, valid: Sequence[str], flag: str) -> list[str]:
-    names = [a.strip() for a in text.split(",") if a.strip()]
-    unknown = [a for a in names if a not in valid]
-    if unknown:
-        raise ParameterError(f"Unknown attribute(s) {unknown} in {flag}. Valid attributes: {', '.join(valid)}.")
-    return names
-
-
 def _parse_size(text: str, k: int) -> tuple[int, ...]:
     """`"2x2x2"` -> (2, 2, 2); one positive integer per attribute."""
     parts = text.lower().replace("×", "x").split("x")
@@ -137,17 +110,17 @@ def cmd_transect(args: argparse.Namespace) -> int:
     from searcher.contact_sheet import contact_sheet
 
     valid = [a for a in ann.SCALES if a != "fakeness"]
-    attributes = _names(args.attributes, valid, "--attributes")
+    attributes = name_list(args.attributes, valid, "--attributes")
     if not attributes:
         raise ParameterError(f"--attributes needs at least one attribute. Valid attributes: {', '.join(valid)}.")
-    hold = [a for a in _names(args.hold, valid, "--hold") if a not in attributes]
+    hold = [a for a in name_list(args.hold, valid, "--hold") if a not in attributes]
     size = _parse_size(args.size, len(attributes))
-    steps = _numbers(args.steps, "--steps")
-    binary = _numbers(args.binary, "--binary")
-    max_drift = _numbers(args.max_drift, "--max-drift")
+    steps = number_assignments(args.steps, "--steps")
+    binary = number_assignments(args.binary, "--binary")
+    max_drift = number_assignments(args.max_drift, "--max-drift")
     ambiguous = {a: r for a, r in ann.PAPER_AMBIGUOUS.items() if a in attributes}
-    for name, value in _pairs(args.ambiguous, "--ambiguous").items():
-        low, _, high = value.partition(":")
+    for name, value in assignments(args.ambiguous, "--ambiguous").items():
+        low, _, high = str(value).partition(":")
         try:
             ambiguous[name] = (float(low), float(high))
         except ValueError:
@@ -155,7 +128,7 @@ def cmd_transect(args: argparse.Namespace) -> int:
     fitted = attributes + hold
     for flag, names, allowed in (("--steps", steps, attributes), ("--binary", binary, fitted), ("--ambiguous", ambiguous, valid),
                                  ("--max-drift", max_drift, [a for a in valid if a not in attributes])):
-        _names(",".join(names), allowed, flag)
+        name_list(",".join(names), allowed, flag)
     for flag, value, low in (("-n", args.n, 1), ("--fit-samples", args.fit_samples, 10), ("--annotators", args.annotators, 1),
                              ("--batch-size", args.batch_size, 1), ("--sheets", args.sheets, 0)):
         if value < low:
@@ -164,7 +137,7 @@ def cmd_transect(args: argparse.Namespace) -> int:
     gen = generators.load(args.generator, resolution=args.resolution)
     if not callable(getattr(gen, "from_latent", None)):
         raise ParameterError(f"Transects walk a latent space; {args.generator!r} has none. Use a latent generator, e.g. faces-latent.")
-    target = targets.load(args.target, **_pairs(args.option, "--option"))
+    target = targets.load(args.target, **assignments(args.option, "--option"))
     column, cut = args.truth_column, args.cut
     if target.task == "classify":
         declared = getattr(target, "truth", None) or (None, None)

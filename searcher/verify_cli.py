@@ -82,7 +82,7 @@ def cmd_verify(args: argparse.Namespace) -> int:
     """Runs `searcher verify` (see the module docstring); returns the exit status."""
     import numpy as np
 
-    from searcher.cli import _parse_set
+    from searcher.cli_args import assignments
     from searcher.contact_sheet import contact_sheet
     from searcher.verification import analyze_pairs, plot_curves, render_pairs
 
@@ -90,7 +90,7 @@ def cmd_verify(args: argparse.Namespace) -> int:
     start = time.perf_counter()
     vary = [v.strip() for v in args.vary.split(",") if v.strip()]
     vs = render_pairs(args.generator, args.n, args.images, vary, n_impostor=args.impostors, target=args.target,
-                      target_options=_parse_set(args.option, "--option"), resolution=args.resolution,
+                      target_options=assignments(args.option, "--option"), resolution=args.resolution,
                       batch_size=args.batch_size, seed=args.seed, progress=not args.no_progress)
     try:
         report = analyze_pairs(vs.pairs, vs.images, fmr=args.fmr, fallback_fmr=args.fallback_fmr, n_boot=args.boot,

@@ -35,8 +35,9 @@ Example:
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Any, Iterator
+from typing import Any
 
 import gpytorch
 import numpy as np
@@ -47,7 +48,14 @@ from botorch.utils.sampling import manual_seed
 from searcher.errors import ParameterError
 from searcher.space import Space
 from searcher.strategies.base import step_rng
-from searcher.strategies.common import FAILURE, Cube, History, check_choice, check_int, check_number
+from searcher.strategies.common import (
+    FAILURE,
+    Cube,
+    History,
+    check_choice,
+    check_int,
+    check_number,
+)
 from searcher.strategies.diversity import composite, diversity, log_expected_improvement
 from searcher.strategies.gp import CHOLESKY_LIMIT, fit_gp
 from searcher.strategies.simple import sobol_points

@@ -34,7 +34,7 @@ from gpytorch.likelihoods import GaussianLikelihood
 from gpytorch.mlls import ExactMarginalLogLikelihood
 from gpytorch.priors import GammaPrior, LogNormalPrior
 
-__all__ = ["fit_gp", "CHOLESKY_LIMIT"]
+__all__ = ["CHOLESKY_LIMIT", "fit_gp"]
 
 CHOLESKY_LIMIT = 10_000  # gpytorch switches to (random-probe) conjugate gradients above 800 points by default
 _COLD_ITERATIONS = 200

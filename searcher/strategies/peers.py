@@ -12,9 +12,10 @@ from __future__ import annotations
 import importlib
 import logging
 import warnings
+from collections.abc import Iterator
 from contextlib import contextmanager
 from types import ModuleType
-from typing import Any, Iterator
+from typing import Any
 
 import numpy as np
 

@@ -1,0 +1,51 @@
+"""Parsing of the command-line values every `searcher` command shares: `NAME=VALUE` flags, comma
+lists of numbers and of names. Each raises a ParameterError that names the flag and the bad value."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from searcher.errors import ParameterError
+
+__all__ = ["assignments", "name_list", "number_assignments", "number_list"]
+
+
+def assignments(items: Sequence[str], flag: str = "--set") -> dict[str, Any]:
+    """`NAME=VALUE` items -> dict; values that read as numbers become floats, others stay strings."""
+    out: dict[str, Any] = {}
+    for item in items:
+        name, sep, value = item.partition("=")
+        if not sep or not name.strip() or not value.strip():
+            raise ParameterError(f"{flag} expects NAME=VALUE, got {item!r}.")
+        try:
+            out[name.strip()] = float(value)
+        except ValueError:
+            out[name.strip()] = value.strip()
+    return out
+
+
+def number_assignments(items: Sequence[str], flag: str) -> dict[str, float]:
+    """`NAME=NUMBER` items -> dict of floats."""
+    out = assignments(items, flag)
+    for name, value in out.items():
+        if not isinstance(value, float):
+            raise ParameterError(f"{flag} {name}= expects a number, got {value!r}.")
+    return out
+
+
+def number_list(text: str, kind: type, flag: str) -> list:
+    """`"1,2,3"` -> `[kind(1), kind(2), kind(3)]`."""
+    try:
+        return [kind(v) for v in text.split(",") if v.strip()]
+    except ValueError:
+        raise ParameterError(f"{flag} expects comma-separated numbers, got {text!r}.") from None
+
+
+def name_list(text: str, valid: Sequence[str], flag: str) -> list[str]:
+    """`"a,b"` -> `["a", "b"]`, every name one of `valid` (else the error lists them)."""
+    names = [a.strip() for a in text.split(",") if a.strip()]
+    unknown = [a for a in names if a not in valid]
+    if unknown:
+        raise ParameterError(f"Unknown attribute(s) {unknown} in {flag}. Valid attributes: {', '.join(valid)}.")
+    return names
