@@ -16,7 +16,7 @@ $(STAMP): pyproject.toml
 
 # The main job on the embedded defaults: Bayesian search (GP + expected improvement with the
 # diversity term) against random search, 400 evaluations each, hunting the failures of dlib's CNN
-# face detector on procedural faces; the comparison plots and galleries of failures (about 6
+# face detector on procedural faces; the comparison plots and galleries of failures (about 5
 # minutes on 2 cores; an interrupted demo resumes where it stopped).
 demo: $(STAMP)
 	$(BIN)/searcher render --generator faces -n 64 --seed 0 --out demo/sheet.png
