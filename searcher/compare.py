@@ -50,7 +50,7 @@ def diversity(trials: pd.DataFrame) -> dict[str, float]:
     out: dict[str, float] = {"failures": float(len(fails))}
     if len(fails) and "region" in fails["truth"].iloc[0]:
         out["regions_found"] = float(len({t["region"] for t in fails["truth"] if t["region"] >= 0}))
-    X = _failures(trials)
+    X = np.array(fails["x"].tolist(), float)
     out["mean_pairwise"] = float((pdist(X) / np.sqrt(X.shape[1])).mean()) if len(X) >= 2 else 0.0
     return out
 
@@ -179,10 +179,7 @@ def plot_comparison(table: pd.DataFrame, curves: pd.DataFrame, out: Path) -> lis
     ax.set_ylabel("failures found")
     ax.set_title("failures found (mean and 1 sd across seeds)")
     ax.legend()
-    fig.tight_layout()
-    paths.append(out / "failures_vs_evaluations.png")
-    fig.savefig(paths[-1], dpi=120)
-    plt.close(fig)
+    paths.append(_save(fig, out / "failures_vs_evaluations.png"))
 
     bo = table[(table["strategy"] == "bo") & table["alpha"].notna()]
     if bo["alpha"].nunique() > 1:
@@ -195,10 +192,7 @@ def plot_comparison(table: pd.DataFrame, curves: pd.DataFrame, out: Path) -> lis
         ax.set_xlabel("alpha (weight of the diversity term)")
         ax.set_ylabel("failures, % of evaluations")
         ax.legend()
-        fig.tight_layout()
-        paths.append(out / "failures_vs_alpha.png")
-        fig.savefig(paths[-1], dpi=120)
-        plt.close(fig)
+        paths.append(_save(fig, out / "failures_vs_alpha.png"))
 
     breadth = "regions_found" if "regions_found" in table else "modes"
     groups = table.groupby(["strategy", table["alpha"].fillna(-1)], sort=False)
@@ -209,8 +203,14 @@ def plot_comparison(table: pd.DataFrame, curves: pd.DataFrame, out: Path) -> lis
         ax.bar(range(len(stats)), stats["mean"], yerr=stats["std"], capsize=3, color="tab:blue", alpha=0.7)
         ax.set_xticks(range(len(stats)), labels, rotation=30, ha="right")
         ax.set_title(f"{title} (mean, 1 sd)")
-    fig.tight_layout()
-    paths.append(out / "diversity.png")
-    fig.savefig(paths[-1], dpi=120)
-    plt.close(fig)
+    paths.append(_save(fig, out / "diversity.png"))
     return paths
+
+
+def _save(fig: Any, path: Path) -> Path:
+    import matplotlib.pyplot as plt
+
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+    return path

@@ -8,11 +8,6 @@ from searcher.errors import ParameterError
 
 
 @pytest.fixture(scope="module")
-def latent():
-    return generators.load("faces-latent", resolution=64)
-
-
-@pytest.fixture(scope="module")
 def sample(latent):
     z = np.random.default_rng(0).standard_normal((3000, latent.latent_dim))
     return z, latent.attributes(z)

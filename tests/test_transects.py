@@ -6,7 +6,6 @@ import numpy as np
 import pandas as pd
 import pytest
 
-import generators
 from searcher.errors import ParameterError
 from searcher.transect_cli import add_parser
 from searcher.transects import (
@@ -147,11 +146,6 @@ def test_grid_decision_values_are_exact_and_held_hyperplanes_stay_put():
         plan_transects(planes, ["a", "zz"], size=(2, 2))
     with pytest.raises(ParameterError, match="one integer >= 1 per attribute"):
         plan_transects(planes, ["a", "b"], size=(2,))
-
-
-@pytest.fixture(scope="module")
-def latent():
-    return generators.load("faces-latent", resolution=64)
 
 
 @pytest.fixture(scope="module")

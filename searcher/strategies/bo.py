@@ -50,8 +50,7 @@ from searcher.space import Space
 from searcher.strategies.base import step_rng
 from searcher.strategies.common import (
     FAILURE,
-    Cube,
-    History,
+    StrategyBase,
     check_choice,
     check_int,
     check_number,
@@ -82,7 +81,7 @@ def _one_thread() -> Iterator[None]:
         torch.set_num_threads(before)
 
 
-class BayesianOptimization:
+class BayesianOptimization(StrategyBase):
     """GP + expected improvement of the composite of eq. (4), with exploration by Sobol draws.
 
     Args:
@@ -119,9 +118,7 @@ class BayesianOptimization:
         refit: float = 0.1,
         iterations: int = 30,
     ) -> None:
-        self.space = space
-        self.seed = check_int("seed", seed, 0)
-        self.dim = space.dim
+        super().__init__(space, seed)
         self.alpha = check_number("alpha", alpha, 0.0, 1.0)
         self.memory = check_int("memory", memory, 1)
         self.radius = check_number("radius", radius, 0.0, 1.0, open_low=True)
@@ -137,15 +134,9 @@ class BayesianOptimization:
         self.max_points = check_int("max_points", max_points, 10)
         self.refit = check_number("refit", refit, 0.0, 10.0)
         self.iterations = check_int("iterations", iterations, 0)
-        self.cube = Cube(space)
-        self.history = History(self.dim)
         self._warm: dict[str, list[float]] | None = None
         self._fitted_on = 0
         self._sobol = 0
-
-    def tell(self, X: np.ndarray, loss: np.ndarray) -> None:
-        """Records evaluated points and their losses (NaN: no answer, left out of the model)."""
-        self.history.tell(X, loss)
 
     def composite(self, X: np.ndarray, loss: np.ndarray) -> np.ndarray:
         """Eq. (4) at evaluated points not yet told, against the failures told so far (NaN: no answer)."""

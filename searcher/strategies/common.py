@@ -17,7 +17,7 @@ import numpy as np
 from searcher.errors import ParameterError
 from searcher.space import Categorical, Integer, Space
 
-__all__ = ["FAILURE", "Cube", "History", "Replayed", "check_choice", "check_int", "check_number"]
+__all__ = ["FAILURE", "Cube", "History", "StrategyBase", "check_choice", "check_int", "check_number"]
 
 FAILURE = 0.5
 """A told loss `L_c >= FAILURE` counts as a failure of the classifier."""
@@ -117,10 +117,12 @@ class History:
         return X[keep], loss[keep]
 
 
-class Replayed:
-    """Base of strategies whose proposals depend on the seed, the step and the told history only.
+class StrategyBase:
+    """What every strategy keeps: its space, checked seed, cube layout and told history.
 
-    Their `state()` is empty: replaying the history is all a resumed campaign needs.
+    `state()` is empty here: for strategies whose proposals depend on the seed, the step and the
+    history only, replaying the history is all a resumed campaign needs. Strategies that carry
+    more (BO's GP hyperparameters) override `state` and `restore`.
     """
 
     def __init__(self, space: Space, seed: int = 0) -> None:

@@ -22,7 +22,7 @@ import numpy as np
 from searcher.errors import PluginError
 from searcher.space import Categorical, Space
 from searcher.strategies.base import step_rng
-from searcher.strategies.common import Replayed, check_int, check_number
+from searcher.strategies.common import StrategyBase, check_int, check_number
 
 __all__ = ["CMAESSearch", "TPESearch"]
 
@@ -48,7 +48,7 @@ def _quiet_optuna() -> Iterator[None]:
         logger.setLevel(level)
 
 
-class TPESearch(Replayed):
+class TPESearch(StrategyBase):
     """Optuna's multivariate TPE sampler (constant liar within a batch), one distribution per
     parameter: a float in [0, 1] per cube column, a categorical per one-hot block.
 
@@ -97,7 +97,7 @@ class TPESearch(Replayed):
             return self.cube.snap(np.stack([self._point(study.ask(self._dists).params) for _ in range(n)]))
 
 
-class CMAESSearch(Replayed):
+class CMAESSearch(StrategyBase):
     """CMA-ES (the `cmaes` package) in the unit cube, started at its centre.
 
     Every `popsize` told points form one generation, in the order told; a batch that runs past the

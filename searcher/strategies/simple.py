@@ -13,7 +13,7 @@ import numpy as np
 from scipy.stats import qmc
 
 from searcher.strategies.base import step_rng
-from searcher.strategies.common import Replayed, check_int
+from searcher.strategies.common import StrategyBase, check_int
 
 __all__ = ["RandomSearch", "SobolSearch", "sobol_points"]
 
@@ -28,7 +28,7 @@ def sobol_points(dim: int, seed: int, start: int, n: int) -> np.ndarray:
         return sobol.random(n)
 
 
-class RandomSearch(Replayed):
+class RandomSearch(StrategyBase):
     """Uniform over the space: continuous coordinates uniform in the cube, categoricals and
     integers uniform over their values (the random baseline of McDuff et al., Fig. 4)."""
 
@@ -36,7 +36,7 @@ class RandomSearch(Replayed):
         return self.cube.uniform(step_rng(self.seed, step), check_int("n", n, 1))
 
 
-class SobolSearch(Replayed):
+class SobolSearch(StrategyBase):
     """A scrambled Sobol sequence (scipy.stats.qmc), seeded, continued across steps."""
 
     def ask(self, n: int, step: int) -> np.ndarray:
