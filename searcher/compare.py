@@ -6,7 +6,9 @@ evaluations) and two figures: failures found against evaluations with a band of 
 deviation across seeds (Fig. 4a of 003_cc490b638f1b9b67.txt) and the percentage of failures
 against alpha (Fig. 4b). Diversity is measured by the planted regions found where the truth knows
 them (a `region` column), and otherwise by the failure modes found and the mean pairwise distance
-of failures (in the unit cube, divided by the square root of its dimension).
+of failures (in the unit cube, divided by the square root of its dimension). Failures are
+distinct failing points: the targets are deterministic, so an evaluation that repeats an earlier
+point is counted under `repeats`, never as another failure.
 
 Failure modes: real targets do not say how many ways they fail, so the comparison defines modes
 from the failures themselves. The failures of the uniform strategies (random, Sobol: draws from
@@ -38,16 +40,26 @@ __all__ = ["compare", "diversity", "failure_modes", "plot_comparison"]
 UNIFORM = ("random", "sobol")
 
 
+def new_failures(trials: pd.DataFrame) -> np.ndarray:
+    """Per trial: True if it failed at a point no earlier trial failed at. The targets are
+    deterministic, so evaluating a point twice finds one failure, not two."""
+    fail = (trials["loss"] >= FAILURE).to_numpy()
+    repeat = trials["x"].map(lambda x: tuple(np.round(x, 9))).duplicated().to_numpy()
+    return fail & ~repeat
+
+
 def _failures(trials: pd.DataFrame) -> np.ndarray:
-    fails = trials[trials["loss"] >= FAILURE]
+    fails = trials[new_failures(trials)]
     return np.array(fails["x"].tolist(), float) if len(fails) else np.zeros((0, 0))
 
 
 def diversity(trials: pd.DataFrame) -> dict[str, float]:
-    """Breadth of one campaign's failures: how many, the planted regions hit (where the truth has a
-    `region`), and their mean pairwise distance in the unit cube (divided by sqrt(dim))."""
-    fails = trials[trials["loss"] >= FAILURE]
-    out: dict[str, float] = {"failures": float(len(fails))}
+    """Breadth of one campaign's failures: how many distinct points failed, how many evaluations
+    repeated an earlier point, the planted regions hit (where the truth has a `region`), and the
+    failures' mean pairwise distance in the unit cube (divided by sqrt(dim))."""
+    fails = trials[new_failures(trials)]
+    repeats = int(trials["x"].map(lambda x: tuple(np.round(x, 9))).duplicated().sum())
+    out: dict[str, float] = {"failures": float(len(fails)), "repeats": float(repeats)}
     if len(fails) and "region" in fails["truth"].iloc[0]:
         out["regions_found"] = float(len({t["region"] for t in fails["truth"] if t["region"] >= 0}))
     X = np.array(fails["x"].tolist(), float)
@@ -61,13 +73,17 @@ def failure_modes(runs: Sequence[pd.DataFrame], strategies: Sequence[str], modes
     uniform strategies' failures (of all campaigns' if none ran), nearest-centre assignment.
 
     `blocks` are the `(first column, width)` of the cube's one-hot blocks: they are scaled by
-    1/sqrt(2) so that another category is as far as the full range of one continuous coordinate
-    (unscaled, the clusters are just the combinations of categories, whatever the failures).
+    1/sqrt(12), so that another category weighs as much as a typical difference in one continuous
+    coordinate (the mean squared difference of two uniform draws, 1/6) and every parameter counts
+    as one coordinate. Weighted more, the clusters are the combinations of categories, and a search
+    that repeats one continuous cause of failure (overexposure, say) across every hair colour
+    looks as broad as random search (measured on dlib-cnn with 1/sqrt(2): BO with per-category
+    crowding and memory 50 hit 13.6 modes against random's 15.0, and 4.0 with 1/sqrt(12)).
     """
     X = [_failures(t) for t in runs]
     for x in X:
         for start, width in blocks:
-            x[:, start : start + width] /= np.sqrt(2.0)
+            x[:, start : start + width] /= np.sqrt(12.0)
     reference = [x for x, s in zip(X, strategies) if s in UNIFORM and len(x)] or [x for x in X if len(x)]
     if not reference:
         return [0] * len(runs)
@@ -142,7 +158,7 @@ def compare(
     runs = [load_campaign(job["out"]).trials for job in jobs]
     found = failure_modes(runs, [job["strategy"] for job in jobs], modes, _one_hot_blocks(generator, campaign_options))
     for job, trials, n_modes in zip(jobs, runs, found):
-        fail = (trials["loss"] >= FAILURE).to_numpy()
+        fail = new_failures(trials)
         rows.append({"strategy": job["strategy"], "alpha": job["alpha"], "seed": job["seed"], "evaluations": len(trials),
                      "errors": int(trials["error"].notna().sum()), "failure_rate": float(fail.mean()), **diversity(trials), "modes": n_modes})
         curves.append(pd.DataFrame({"strategy": job["strategy"], "alpha": job["alpha"], "seed": job["seed"],

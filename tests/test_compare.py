@@ -4,7 +4,7 @@ import numpy as np
 import pandas as pd
 
 from searcher.cli import main
-from searcher.compare import compare, failure_modes
+from searcher.compare import compare, diversity, failure_modes
 
 
 def _trials(points: np.ndarray) -> pd.DataFrame:
@@ -20,6 +20,13 @@ def test_failure_modes_are_clusters_of_the_uniform_failures():
     assert failure_modes([spread, narrow, none], ["random", "bo", "bo"], modes=4) == [4, 1, 0]
     # the reference is the uniform strategies' failures: the concentrated run does not define the modes
     assert failure_modes([spread, narrow], ["random", "bo"], modes=8)[1] <= 2
+
+
+def test_a_repeated_point_is_one_failure():
+    x = [np.array([0.1, 0.2]), np.array([0.5, 0.5]), np.array([0.1, 0.2]), np.array([0.9, 0.9])]
+    trials = pd.DataFrame({"x": x, "loss": [1.0, 0.0, 1.0, 1.0], "truth": [{}] * 4})
+    got = diversity(trials)
+    assert (got["failures"], got["repeats"]) == (2.0, 1.0)
 
 
 def test_compare_on_planted_writes_tables_and_figures(tmp_path):

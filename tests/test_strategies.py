@@ -15,8 +15,14 @@ from searcher.planted import PlantedRegions
 from searcher.space import Categorical, Continuous, Integer, Space
 from searcher.strategies import STRATEGIES, make_strategy
 from searcher.strategies.common import Cube
+from searcher.strategies.diversity import (
+    categorical_columns,
+    composite,
+    crowding,
+    diversity,
+    log_expected_improvement,
+)
 from searcher.strategies.gp import fit_gp
-from searcher.strategies.diversity import composite, crowding, diversity, log_expected_improvement
 
 MIXED = Space([Continuous("a", 0.0, 1.0), Categorical("c", ("x", "y", "z")), Integer("k", 0, 4), Continuous("b", -2.0, 2.0)])
 PLANTED = PlantedRegions(dim=3, k=2, volume=0.08, seed=1)
@@ -71,6 +77,7 @@ def test_every_strategy_keeps_the_contract(name):
     ("bo", {"alpha": float("nan")}, "'alpha'"),
     ("bo", {"acquisition": "ucb"}, "'logei', 'ei'"),
     ("bo", {"capacity": 0}, "'capacity'"),
+    ("bo", {"neighbourhood": "sphere"}, "'auto', 'ball', 'cell'"),
     ("bo", {"budget": 10, "n_init": 11}, r"budget \(10\)"),
     ("bo", {"lengthscale": 1}, "no option 'lengthscale'.*alpha"),
     ("cmaes", {"sigma": 0}, "'sigma'"),
@@ -91,6 +98,33 @@ def test_diversity_term_counts_failures_within_the_radius():
     assert diversity(X, np.zeros((0, 3)), radius=0.1, capacity=4).tolist() == [1.0, 1.0, 1.0]
     # eq. (4): (1 - alpha) L_c + alpha D
     np.testing.assert_allclose(composite(np.array([1.0, 0.0, 1.0]), np.array([0.5, 0.75, 1.0]), 0.6), [0.7, 0.45, 1.0])
+
+
+def test_cell_neighbourhoods_count_failures_with_the_same_categories():
+    """MIXED's cube: a, one-hot c (3 columns), k, b. A cell is a value of c, whatever the rest."""
+    categorical = categorical_columns(MIXED.dim, Cube(MIXED).blocks)
+    assert categorical.tolist() == [False, True, True, True, False, False]
+    failures = np.array([[0.1, 1, 0, 0, 0.1, 0.1], [0.9, 1, 0, 0, 0.9, 0.9], [0.5, 0, 1, 0, 0.5, 0.5]])
+    X = np.array([[0.5, 1, 0, 0, 0.5, 0.5], [0.9, 0, 1, 0, 0.9, 0.9], [0.9, 0, 0, 1, 0.9, 0.9]])
+    assert crowding(X, failures, radius=0.1, categorical=categorical).tolist() == [2, 1, 0]
+    assert crowding(X, failures, radius=0.1).tolist() == [0, 0, 0]  # as balls, all three are far from every failure
+    np.testing.assert_allclose(diversity(X, failures, 0.1, 4, categorical), [0.5, 0.75, 1.0])
+
+
+def test_bo_on_a_broad_failure_set_never_repeats_and_reaches_every_combination():
+    """Failures in 40% of the volume whatever the categories (like a detector on faces). A repeat
+    of an evaluated point finds nothing new, and a search that scores only where its GP predicts
+    failures never tries a category it has no failure in (measured before the fix: 105 distinct
+    points of 120, failures in 5 of the 12 combinations)."""
+    space = Space([Categorical("c", ("a", "b", "c", "d")), Categorical("e", ("u", "v", "w"))]
+                  + [Continuous(f"x{i}", 0.0, 1.0) for i in range(12)])
+    bo = make_strategy("bo", space, seed=0)
+    assert bo.neighbourhood == "cell"
+    X = drive(bo, steps=30, loss=lambda X: (X[:, 7] > 0.6).astype(float))
+    assert len(np.unique(X, axis=0)) == len(X), "no point is proposed twice"
+    failed = X[X[:, 7] > 0.6]
+    combinations = {(int(np.argmax(r[0:4])), int(np.argmax(r[4:7]))) for r in failed}
+    assert len(failed) >= 90 and len(combinations) >= 10, (len(failed), combinations)
 
 
 @pytest.mark.parametrize("mean, sd, D, alpha", [(0.3, 0.2, 1.0, 0.6), (0.9, 0.05, 0.4, 0.6), (-0.5, 0.3, 1.0, 0.2), (1.4, 0.5, 0.0, 0.3), (0.2, 0.1, 0.7, 0.0)])

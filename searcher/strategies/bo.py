@@ -11,7 +11,11 @@ were needed; `benchmarks/strategies_planted.py` measures each):
    failures into the gaps between them and keeps sampling the first failure mode it finds.)
 3. **Exploit.** Candidates near the remembered failures (Gaussian steps at several scales,
    categoricals resampled now and then) and around the best of them; among those the GP predicts
-   to fail (posterior mean >= 0.5), the one with the largest LogEI of the composite.
+   to fail (posterior mean >= 0.5), the one with the largest LogEI of the composite. A candidate
+   in a category combination where no failure is remembered is judged by its LogEI alone: the GP
+   has (almost) no data there and reads an unseen category as a pass, which kept the search in
+   the first combinations it found. Points already evaluated, or already in the batch, are never
+   proposed again: the targets are deterministic, so a repeat finds nothing new.
 4. **Explore.** If the expected improvement of a uniformly drawn point (the mean over 256 draws)
    is larger, the next point of the Sobol sequence is taken instead. Maximising the GP's variance
    would send exploration to the cube's corners (Siivola et al., 2018), where failure modes are no
@@ -35,6 +39,7 @@ Example:
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -55,19 +60,27 @@ from searcher.strategies.common import (
     check_int,
     check_number,
 )
-from searcher.strategies.diversity import composite, diversity, log_expected_improvement
+from searcher.strategies.diversity import (
+    categorical_columns,
+    composite,
+    diversity,
+    log_expected_improvement,
+    same_cell,
+)
 from searcher.strategies.gp import CHOLESKY_LIMIT, fit_gp
 from searcher.strategies.simple import sobol_points
 
 __all__ = ["BayesianOptimization"]
 
 ACQUISITIONS = ("logei", "ei")
+NEIGHBOURHOODS = ("auto", "ball", "cell")
 _UNIFORM = 256  # uniform draws that price exploration
 _LOCAL = 64  # candidates around each centre
 _CENTRES = 8  # remembered failures (then best candidates) to search around
 _SCALES = (0.2, 0.1, 0.05, 0.02)  # Gaussian step sizes, unit-cube units
 _CHUNK = 512
 _N_INIT = 20
+_MEMORY = 50
 
 
 @contextmanager
@@ -88,9 +101,16 @@ class BayesianOptimization(StrategyBase):
         space: the space searched, in its unit cube.
         seed: the seed of every random choice.
         alpha: weight of the diversity term of eq. (4), in [0, 1]; 0 is plain BO on `L_c`.
-        memory: how many of the most recent failures the diversity term remembers.
-        radius: size of a failure mode, as a distance in the unit cube divided by sqrt(dim).
+        memory: how many of the most recent failures the diversity term remembers (default 50;
+            with "cell" neighbourhoods, enough to fill every cell once: cells x the failures a
+            cell yields, `capacity (1 - alpha) / alpha`, 150 on `faces`; with fewer, the search
+            forgets a combination before it has tried them all and harvests the same few again).
+        radius: size of a failure mode ("ball" neighbourhoods), as a distance in the unit cube
+            divided by sqrt(dim).
         capacity: remembered failures that make a neighbourhood fully known (`D = 0`).
+        neighbourhood: what the diversity term counts failures in (`diversity.py`): "ball" (within
+            `radius`), "cell" (the same categories), or "auto" (default): "cell" if the space has
+            categorical parameters, else "ball".
         n_init: Sobol points before the first model (default 20, or half the budget if smaller);
             more than the `budget` is a ParameterError.
         budget: the campaign's budget, if known, to check `n_init` against.
@@ -108,9 +128,10 @@ class BayesianOptimization(StrategyBase):
         space: Space,
         seed: int = 0,
         alpha: float = 0.6,
-        memory: int = 50,
+        memory: int | None = None,
         radius: float = 0.2,
         capacity: int = 15,
+        neighbourhood: str = "auto",
         n_init: int | None = None,
         budget: int | None = None,
         acquisition: str = "logei",
@@ -120,9 +141,16 @@ class BayesianOptimization(StrategyBase):
     ) -> None:
         super().__init__(space, seed)
         self.alpha = check_number("alpha", alpha, 0.0, 1.0)
-        self.memory = check_int("memory", memory, 1)
         self.radius = check_number("radius", radius, 0.0, 1.0, open_low=True)
         self.capacity = check_int("capacity", capacity, 1)
+        self.neighbourhood = check_choice("neighbourhood", neighbourhood, NEIGHBOURHOODS)
+        self._categorical = categorical_columns(self.dim, self.cube.blocks)
+        if self.neighbourhood == "auto":
+            self.neighbourhood = "cell" if self._categorical.any() else "ball"
+        if memory is not None:
+            self.memory = check_int("memory", memory, 1)
+        else:
+            self.memory = self._fill_every_cell() if self.neighbourhood == "cell" else _MEMORY
         budget = None if budget is None else check_int("budget", budget, 1)
         if n_init is None:
             self.n_init = _N_INIT if budget is None else min(_N_INIT, max(1, budget // 2))
@@ -138,11 +166,17 @@ class BayesianOptimization(StrategyBase):
         self._fitted_on = 0
         self._sobol = 0
 
+    def _fill_every_cell(self) -> int:
+        if self.alpha in (0.0, 1.0):
+            return _MEMORY  # D is ignored (alpha 0) or no failure improves anything (alpha 1)
+        cells = math.prod(width for _, width in self.cube.blocks)
+        return max(_MEMORY, cells * math.ceil(self.capacity * (1 - self.alpha) / self.alpha))
+
     def composite(self, X: np.ndarray, loss: np.ndarray) -> np.ndarray:
         """Eq. (4) at evaluated points not yet told, against the failures told so far (NaN: no answer)."""
         X_told, told = self.history.answered()
         known = self.cube.snap(X_told[told >= FAILURE][-self.memory :])
-        return composite(loss, diversity(self.cube.snap(X), known, self.radius, self.capacity), self.alpha)
+        return composite(loss, self._diversity(self.cube.snap(X), known), self.alpha)
 
     def state(self) -> dict[str, Any]:
         """GP hyperparameters (raw values), the size of the last fit, the Sobol position: JSON."""
@@ -193,17 +227,29 @@ class BayesianOptimization(StrategyBase):
             moved[flip, start : start + width] = rng.random((int(flip.sum()), width))
         return self.cube.snap(moved)
 
+    def _diversity(self, X: np.ndarray, known: np.ndarray) -> np.ndarray:
+        cells = self._categorical if self.neighbourhood == "cell" else None
+        return diversity(X, known, self.radius, self.capacity, cells)
+
+    def _new_cell(self, X: np.ndarray, known: np.ndarray) -> np.ndarray:
+        """Rows of `X` whose category combination holds no remembered failure (none, without categories)."""
+        if not self._categorical.any():
+            return np.zeros(len(X), bool)
+        return ~same_cell(X, known, self._categorical).any(axis=1)
+
     def _score(self, model: SingleTaskGP, X: np.ndarray, known: np.ndarray, failing_only: bool) -> np.ndarray:
-        """LogEI (or EI) of the composite at each row of `X`; -inf (0) where the GP predicts a pass, if `failing_only`."""
-        D = torch.tensor(diversity(X, known, self.radius, self.capacity))
+        """LogEI (or EI) of the composite at each row of `X`; if `failing_only`, -inf (0) where the
+        GP predicts a pass, unless the row's category combination holds no remembered failure."""
+        D = torch.tensor(self._diversity(X, known))
+        new_cell = torch.tensor(self._new_cell(X, known))
         out = []
         with torch.no_grad():
-            for chunk, d in zip(torch.tensor(X).split(_CHUNK), D.split(_CHUNK)):
+            for chunk, d, new in zip(torch.tensor(X).split(_CHUNK), D.split(_CHUNK), new_cell.split(_CHUNK)):
                 post = model.posterior(chunk)
                 mean = post.mean.reshape(-1)
                 value = log_expected_improvement(mean, post.variance.reshape(-1).clamp_min(1e-18).sqrt(), d, self.alpha)
                 if failing_only:
-                    value = torch.where(mean >= FAILURE, value, -torch.inf)
+                    value = torch.where((mean >= FAILURE) | new, value, -torch.inf)
                 out.append(value)
         log_ei = torch.cat(out).numpy()
         return log_ei if self.acquisition == "logei" else np.exp(log_ei)
@@ -222,6 +268,9 @@ class BayesianOptimization(StrategyBase):
         refine = self._around(pool[np.argsort(-values)[:_CENTRES]], rng)
         pool = np.concatenate([pool, refine])
         values = np.concatenate([values, self._score(model, refine, known, failing_only=True)])
+        seen = {row.tobytes() for row in self.cube.snap(self.history.answered()[0])}
+        taken = np.array([row.tobytes() in seen for row in pool])
+        values[taken] = -np.inf
         uniform = self.cube.uniform(rng, _UNIFORM)
         chosen = []
         for i in range(n):
@@ -229,6 +278,7 @@ class BayesianOptimization(StrategyBase):
             if values[best] > self._explore_value(model, uniform, known):
                 x = pool[best : best + 1]
                 known = np.concatenate([known, x])
+                taken |= (pool == x).all(axis=1)
             else:
                 x = self._next_sobol(1)
             chosen.append(x[0])
@@ -237,4 +287,5 @@ class BayesianOptimization(StrategyBase):
                 with torch.no_grad():
                     model = model.condition_on_observations(xt, model.posterior(xt).mean.reshape(1, 1))
                 values = self._score(model, pool, known, failing_only=True)
+                values[taken] = -np.inf
         return np.stack(chosen)

@@ -10,14 +10,23 @@ known as soon as one failure in it is: the search then never harvests a new mode
 wants from the term is many failures *and* many modes, so `D` here is the distance, capped and
 counted:
 
-    n(theta) = how many of the last `memory` failures lie within `radius` of theta
-               (Euclidean distance in the unit cube divided by sqrt(dim), so in [0, 1])
+    n(theta) = how many of the last `memory` failures lie in theta's neighbourhood
     D(theta) = max(0, 1 - n(theta) / capacity)
 
-`D = 1` far from every failure (beyond `radius` all places are equally new: no reward for running
-to a corner), and a neighbourhood is worth less with each failure found in it, down to `D = 0`
-once it holds `capacity` of them. With `capacity = 1` this is the paper's nearest-failure distance
-with a cap and a threshold.
+The neighbourhood is a *ball* (the failures within `radius` of theta, Euclidean distance in the
+unit cube divided by sqrt(dim), so in [0, 1]) or a *cell* (the failures with theta's categories:
+the same value of every categorical parameter). `D = 1` far from every failure (beyond the
+neighbourhood all places are equally new: no reward for running to a corner), and a neighbourhood
+is worth less with each failure found in it, down to `D = 0` once it holds `capacity` of them.
+With `capacity = 1` and a ball this is the paper's nearest-failure distance with a cap and a
+threshold.
+
+Balls suit continuous spaces with small failure modes (the planted benchmark: a region is about
+a ball). Cells suit spaces with categories and broad failure sets (`faces`): in 24 continuous
+dimensions a step of 0.2 leaves any ball, so every candidate looks new, and the search harvests
+one category combination (red hair, no glasses) a hundred times while random search meets every
+combination. Counted per cell, a combination is full after `capacity (1 - alpha) / alpha`
+remembered failures and the search moves to another (`benchmarks/strategies_faces.py`).
 
 The expected improvement is taken over `alpha`, the composite of a pass far from every failure:
 an evaluation that finds nothing new. A certain failure then improves by
@@ -29,28 +38,49 @@ an evaluation that finds nothing new. A certain failure then improves by
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 
 import numpy as np
 import torch
 from botorch.acquisition.analytic import _log_ei_helper
 
-__all__ = ["composite", "crowding", "diversity", "log_expected_improvement"]
+__all__ = ["categorical_columns", "composite", "crowding", "diversity", "log_expected_improvement", "same_cell"]
 
 
-def crowding(X: np.ndarray, failures: np.ndarray, radius: float) -> np.ndarray:
-    """`n(theta)` of each row of `X`: the failures within normalised distance `radius` of it."""
+def categorical_columns(dim: int, blocks: Sequence[tuple[int, int]]) -> np.ndarray:
+    """A boolean mask of the cube's one-hot columns, from the `(first column, width)` of each block."""
+    mask = np.zeros(dim, bool)
+    for start, width in blocks:
+        mask[start : start + width] = True
+    return mask
+
+
+def same_cell(X: np.ndarray, failures: np.ndarray, categorical: np.ndarray) -> np.ndarray:
+    """`len(X) x len(failures)`: True where a failure has the categories of a row of `X` (one-hot
+    columns `categorical`, snapped); all True when there are none."""
+    X = np.atleast_2d(np.asarray(X, float))
+    failures = np.asarray(failures, float).reshape(-1, X.shape[1])
+    return (X[:, None, categorical] == failures[None, :, categorical]).all(-1)
+
+
+def crowding(X: np.ndarray, failures: np.ndarray, radius: float, categorical: np.ndarray | None = None) -> np.ndarray:
+    """`n(theta)` of each row of `X`: the failures within normalised distance `radius` of it (a
+    ball), or, given the one-hot columns `categorical`, the failures in its cell."""
     X = np.atleast_2d(np.asarray(X, float))
     failures = np.asarray(failures, float).reshape(-1, X.shape[1])
     count = np.zeros(len(X), int)
     limit = (radius * math.sqrt(X.shape[1])) ** 2
     for block in np.array_split(failures, max(1, len(failures) // 64)):
-        count += (((X[:, None, :] - block[None, :, :]) ** 2).sum(-1) < limit).sum(axis=1)
+        if categorical is None:
+            count += (((X[:, None, :] - block[None, :, :]) ** 2).sum(-1) < limit).sum(axis=1)
+        else:
+            count += same_cell(X, block, categorical).sum(axis=1)
     return count
 
 
-def diversity(X: np.ndarray, failures: np.ndarray, radius: float, capacity: int) -> np.ndarray:
+def diversity(X: np.ndarray, failures: np.ndarray, radius: float, capacity: int, categorical: np.ndarray | None = None) -> np.ndarray:
     """`D(theta)` of eq. (4), capped and counted (see the module docstring), in [0, 1]."""
-    return np.maximum(0.0, 1.0 - crowding(X, failures, radius) / capacity)
+    return np.maximum(0.0, 1.0 - crowding(X, failures, radius, categorical) / capacity)
 
 
 def composite(loss: np.ndarray, D: np.ndarray, alpha: float) -> np.ndarray:
