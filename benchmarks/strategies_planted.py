@@ -3,6 +3,7 @@
     python benchmarks/strategies_planted.py                       # 5 seeds x 400 evaluations, batch 4
     python benchmarks/strategies_planted.py --alphas 0,0.2,0.4,0.6,0.8,1 --strategies bo
     python benchmarks/strategies_planted.py --seeds 3 --budget 200 --out planted.csv
+    python benchmarks/strategies_planted.py --strategies bo --seeds 2 --budget 1200 --option max_points=300   # the GP's cap
 
 The planted landscape (`searcher.planted.PlantedRegions` with its defaults: d = 6, K = 5, 3% of the
 volume, layout seed 0; `--layouts` varies the layout with the strategy seed instead) is scored
@@ -15,19 +16,21 @@ from __future__ import annotations
 
 import argparse
 import time
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
+from searcher.cli_args import assignments
 from searcher.planted import PlantedRegions
 from searcher.space import Continuous, Space
 from searcher.strategies import make_strategy
 
 
-def run(strategy: str, seed: int, budget: int, batch: int, alpha: float | None, planted: PlantedRegions) -> dict:
-    """One campaign of `budget` evaluations in batches of `batch`; its score and timing."""
+def run(strategy: str, seed: int, budget: int, batch: int, alpha: float | None, planted: PlantedRegions, **options: Any) -> dict:
+    """One campaign of `budget` evaluations in batches of `batch` (BO: with `options`); its score and timing."""
     space = Space([Continuous(f"x{i}", 0.0, 1.0) for i in range(planted.dim)])
-    options = {} if alpha is None else {"alpha": alpha}
+    options = {**(options if strategy == "bo" else {}), **({} if alpha is None else {"alpha": alpha})}
     s = make_strategy(strategy, space, seed=seed, **options)
     X_all, times = [], []
     for step in range((budget + batch - 1) // batch):
@@ -54,13 +57,15 @@ def main() -> None:
     parser.add_argument("--batch", type=int, default=4)
     parser.add_argument("--layouts", action="store_true", help="layout seed = strategy seed (default: layout 0 for all)")
     parser.add_argument("--out", default="", help="CSV of every run")
+    parser.add_argument("--option", action="append", default=[], metavar="KEY=VALUE", help="a BO option (repeatable), e.g. max_points=300")
     args = parser.parse_args()
     alphas = [float(a) for a in args.alphas.split(",") if a] or [None]
     rows = []
     for strategy in args.strategies.split(","):
         for alpha in alphas if strategy == "bo" else [None]:
             for seed in range(args.seeds):
-                rows.append(run(strategy, seed, args.budget, args.batch, alpha, PlantedRegions(seed=seed if args.layouts else 0)))
+                rows.append(run(strategy, seed, args.budget, args.batch, alpha, PlantedRegions(seed=seed if args.layouts else 0),
+                                **assignments(args.option, "--option")))
                 r = rows[-1]
                 print(f"  {strategy:7s} alpha={alpha} seed={seed}: {r['failures']:4d} failures, {r['regions']} regions, "
                       f"{r['median_ask_s'] * 1000:.0f} ms/ask", flush=True)

@@ -12,16 +12,19 @@ __all__ = ["assignments", "name_list", "number_assignments", "number_list"]
 
 
 def assignments(items: Sequence[str], flag: str = "--set") -> dict[str, Any]:
-    """`NAME=VALUE` items -> dict; values that read as numbers become floats, others stay strings."""
+    """`NAME=VALUE` items -> dict; values that read as integers become ints (`memory=100`), other
+    numbers floats, the rest stay strings."""
     out: dict[str, Any] = {}
     for item in items:
         name, sep, value = item.partition("=")
         if not sep or not name.strip() or not value.strip():
             raise ParameterError(f"{flag} expects NAME=VALUE, got {item!r}.")
-        try:
-            out[name.strip()] = float(value)
-        except ValueError:
-            out[name.strip()] = value.strip()
+        for kind in (int, float, str.strip):
+            try:
+                out[name.strip()] = kind(value)
+                break
+            except ValueError:
+                continue
     return out
 
 
@@ -29,8 +32,9 @@ def number_assignments(items: Sequence[str], flag: str) -> dict[str, float]:
     """`NAME=NUMBER` items -> dict of floats."""
     out = assignments(items, flag)
     for name, value in out.items():
-        if not isinstance(value, float):
+        if isinstance(value, str):
             raise ParameterError(f"{flag} {name}= expects a number, got {value!r}.")
+        out[name] = float(value)
     return out
 
 

@@ -124,6 +124,11 @@ def test_cli_hunt_and_summary(tmp_path):
                  "--out", str(out), "--no-progress"]) == 0
     assert len(load_campaign(out).trials) == 8
     assert main(["hunt", "--generator", "planted", "--target", "planted", "--budget", "8", "--out", str(out), "--no-progress"]) == 2
+    # integer strategy options arrive as integers, float ones as floats
+    bo = tmp_path / "bo"
+    assert main(["hunt", "--generator", "planted", "--target", "planted", "--budget", "8", "--out", str(bo), "--no-progress",
+                 "--strategy-option", "n_init=4", "--strategy-option", "capacity=10", "--strategy-option", "radius=0.3"]) == 0
+    assert load_campaign(bo).config["strategy_options"] == {"n_init": 4, "capacity": 10, "radius": 0.3}
 
 
 def test_ray_executor_gives_the_same_trials(tmp_path):
