@@ -100,15 +100,19 @@ def test_diversity_term_counts_failures_within_the_radius():
     np.testing.assert_allclose(composite(np.array([1.0, 0.0, 1.0]), np.array([0.5, 0.75, 1.0]), 0.6), [0.7, 0.45, 1.0])
 
 
-def test_cell_neighbourhoods_count_failures_with_the_same_categories():
-    """MIXED's cube: a, one-hot c (3 columns), k, b. A cell is a value of c, whatever the rest."""
+def test_cell_neighbourhoods_count_the_same_categories_or_the_same_continuous_point():
+    """MIXED's cube: a, one-hot c (3 columns), k, b. A cell is a value of c; a failure also crowds
+    the continuous neighbourhood it lies in, whatever its category (one recipe, every colour)."""
     categorical = categorical_columns(MIXED.dim, Cube(MIXED).blocks)
     assert categorical.tolist() == [False, True, True, True, False, False]
     failures = np.array([[0.1, 1, 0, 0, 0.1, 0.1], [0.9, 1, 0, 0, 0.9, 0.9], [0.5, 0, 1, 0, 0.5, 0.5]])
-    X = np.array([[0.5, 1, 0, 0, 0.5, 0.5], [0.9, 0, 1, 0, 0.9, 0.9], [0.9, 0, 0, 1, 0.9, 0.9]])
-    assert crowding(X, failures, radius=0.1, categorical=categorical).tolist() == [2, 1, 0]
-    assert crowding(X, failures, radius=0.1).tolist() == [0, 0, 0]  # as balls, all three are far from every failure
-    np.testing.assert_allclose(diversity(X, failures, 0.1, 4, categorical), [0.5, 0.75, 1.0])
+    X = np.array([[0.5, 1, 0, 0, 0.5, 0.5],   # two in its cell (and one nearby, in another)
+                  [0.9, 0, 1, 0, 0.9, 0.9],   # one in its cell, one nearby
+                  [0.9, 0, 0, 1, 0.9, 0.9],   # an empty cell, but the second failure's recipe
+                  [0.2, 0, 0, 1, 0.7, 0.3]])  # new on both counts
+    assert crowding(X, failures, radius=0.1, categorical=categorical).tolist() == [2, 1, 1, 0]
+    assert crowding(X, failures, radius=0.1).tolist() == [0, 0, 0, 0]  # as balls, all are far from every failure
+    np.testing.assert_allclose(diversity(X, failures, 0.1, 4, categorical), [0.5, 0.75, 0.75, 1.0])
 
 
 def test_bo_on_a_broad_failure_set_never_repeats_and_reaches_every_combination():
