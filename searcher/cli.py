@@ -141,7 +141,7 @@ def _cmd_compare(args: argparse.Namespace) -> int:
     table = compare(args.out, generator=args.generator, target=args.target, strategies=args.strategies.split(","),
                     seeds=seeds, alphas=alphas, budget=args.budget, batch=args.batch, parallel=args.parallel,
                     progress=not args.no_progress, fix=assignments(args.fix, "--fix"), target_options=assignments(args.option, "--option"))
-    cols = [c for c in ("failures", "failure_rate", "regions_found", "modes", "mean_pairwise") if c in table]
+    cols = [c for c in ("failures", "repeats", "failure_rate", "regions_found", "modes", "mean_pairwise") if c in table]
     print(table.groupby(["strategy", table["alpha"].fillna("-")])[cols].agg(["mean", "std"]).round(3).to_string())
     print(f"written: {args.out}/compare.csv, curves.csv, failures_vs_evaluations.png")
     return 0

@@ -77,8 +77,9 @@ def failure_modes(runs: Sequence[pd.DataFrame], strategies: Sequence[str], modes
     coordinate (the mean squared difference of two uniform draws, 1/6) and every parameter counts
     as one coordinate. Weighted more, the clusters are the combinations of categories, and a search
     that repeats one continuous cause of failure (overexposure, say) across every hair colour
-    looks as broad as random search (measured on dlib-cnn with 1/sqrt(2): BO with per-category
-    crowding and memory 50 hit 13.6 modes against random's 15.0, and 4.0 with 1/sqrt(12)).
+    looks as broad as random search (measured on dlib-cnn with 1/sqrt(2): a BO design that
+    counted failures per category only hit 13.6 modes against random's 15.0, and 4.0 with
+    1/sqrt(12)).
     """
     X = [_failures(t) for t in runs]
     for x in X:
