@@ -30,7 +30,13 @@ import pandas as pd
 
 import generators
 from searcher.annotations import aggregate, simulate_annotations, wide
-from searcher.transects import axis_drift, fit_hyperplanes, make_transects, render_latents, transect_drift
+from searcher.transects import (
+    axis_drift,
+    fit_hyperplanes,
+    make_transects,
+    render_latents,
+    transect_drift,
+)
 
 AXES = ("skin_tone", "hair_length", "gender_presentation")
 EXTRA = ("facial_hair", "age")

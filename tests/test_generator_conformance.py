@@ -6,7 +6,6 @@ import generators
 from searcher.errors import PluginError
 from searcher.testing import GENERATOR_CHECKS
 
-
 SMALL = {"faces": {"resolution": 64}, "faces-latent": {"resolution": 64}}  # keep the suite fast
 
 

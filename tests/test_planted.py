@@ -45,12 +45,12 @@ def test_scoring_counts_failures_and_distinct_regions():
 @pytest.mark.parametrize(
     "options, match",
     [
-        (dict(dim=0), "'dim'"),
-        (dict(k=0), "'k'"),
-        (dict(volume=0.0), "'volume'"),
-        (dict(volume=0.9), "'volume'"),
-        (dict(seed=-1), "'seed'"),
-        (dict(dim=4, k=8, volume=0.5), "Could not place 8"),
+        ({"dim": 0}, "'dim'"),
+        ({"k": 0}, "'k'"),
+        ({"volume": 0.0}, "'volume'"),
+        ({"volume": 0.9}, "'volume'"),
+        ({"seed": -1}, "'seed'"),
+        ({"dim": 4, "k": 8, "volume": 0.5}, "Could not place 8"),
     ],
 )
 def test_bad_options_raise(options, match):

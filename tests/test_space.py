@@ -4,7 +4,16 @@ import numpy as np
 import pytest
 
 from searcher.errors import ParameterError
-from searcher.space import Beta, Categorical, Continuous, Integer, Latent, Space, TruncatedNormal, ZeroInflated
+from searcher.space import (
+    Beta,
+    Categorical,
+    Continuous,
+    Integer,
+    Latent,
+    Space,
+    TruncatedNormal,
+    ZeroInflated,
+)
 
 
 @pytest.fixture

@@ -28,7 +28,16 @@ import pandas as pd
 from generators.base import Batch
 from generators.faces.render import EYEWEAR, HAIR_COLORS, N_SHAPE, FaceRenderer
 from searcher.errors import ParameterError
-from searcher.space import Beta, Categorical, Continuous, Integer, Space, TruncatedNormal, Uniform, ZeroInflated
+from searcher.space import (
+    Beta,
+    Categorical,
+    Continuous,
+    Integer,
+    Space,
+    TruncatedNormal,
+    Uniform,
+    ZeroInflated,
+)
 
 __all__ = ["FACE_SPACE", "ProceduralFaces", "everyday_mix", "render_attributes"]
 
