@@ -40,6 +40,7 @@ import numpy as np
 import pandas as pd
 
 from searcher.causal import ate, logistic_effects, subgroup_error_rates
+from searcher.figures import pyplot, save
 from targets.trained import GenderCNN
 from targets.trained.data import ppb_rows, render, truth_labels
 
@@ -207,12 +208,7 @@ The same without the interaction term (main effects only, as a one-hot model wit
 def figure(obs: dict[str, Any], exp: dict[str, Any], path: Path) -> None:
     """Two panels side by side: observational error by skin x gender with Wilson intervals (Fig. 1),
     transect logistic coefficients with +-1 std bootstrap error bars (Fig. 15)."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, (left, right) = plt.subplots(1, 2, figsize=(11, 4.2))
+    fig, (left, right) = pyplot().subplots(1, 2, figsize=(11, 4.2))
     rates = obs["by_gender_skin"]
     x = np.arange(2)
     for i, (skin, color) in enumerate((("light", "#e8c39e"), ("dark", "#7a4a2a"))):
@@ -229,9 +225,7 @@ def figure(obs: dict[str, Any], exp: dict[str, Any], path: Path) -> None:
     right.set(xticks=np.arange(len(eff)), xticklabels=[c.replace(" x ", " x\n") for c in eff.index],
               ylabel="logistic coefficient (log odds) ± std",
               title=f"Transects 2x2x2 (n={eff.attrs['n']} images): effects on error")
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
+    save(fig, path)
 
 
 def run(n_observational: int = 2000, transects: int = 300, boot: int = 300, seed: int = 0,

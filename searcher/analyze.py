@@ -38,6 +38,7 @@ import pandas as pd
 
 from searcher.cli_args import name_list
 from searcher.errors import ParameterError
+from searcher.figures import pyplot, save
 from searcher.objective import FAILURE
 
 __all__ = ["DEFAULT_ATTRIBUTES", "add_parser", "analyze", "cmd_analyze"]
@@ -227,29 +228,13 @@ def _sensitivity(frame: pd.DataFrame, axes: Sequence[str]) -> tuple[pd.DataFrame
     return out[["attribute", "reference", "positive", "lambda", "n", "sensitivity", "std", "low", "high"]], ""
 
 
-def _plt():
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    return plt
-
-
 def _panels(n: int, height: float) -> tuple[Any, np.ndarray]:
     ncol = min(3, n)
     nrow = -(-n // ncol)
-    fig, axes = _plt().subplots(nrow, ncol, figsize=(4.5 * ncol, height * nrow), squeeze=False)
+    fig, axes = pyplot().subplots(nrow, ncol, figsize=(4.5 * ncol, height * nrow), squeeze=False)
     for ax in axes.flat[n:]:
         ax.axis("off")
     return fig, axes.flat
-
-
-def _save(fig: Any, title: str, path: Path) -> None:
-    fig.suptitle(title)
-    fig.tight_layout()
-    fig.savefig(path, dpi=100)
-    _plt().close(fig)
 
 
 def _plot_subgroups(table: pd.DataFrame, attrs: Sequence[str], overall: float, title: str, path: Path) -> None:
@@ -262,7 +247,7 @@ def _plot_subgroups(table: pd.DataFrame, attrs: Sequence[str], overall: float, t
         ax.axvline(overall, ls="--", color="grey", label=f"overall {overall:.2f}")
         ax.set(yticks=y, yticklabels=g["level"], xlim=(0, 1), title=a, xlabel="failure rate (95% Wilson)")
     axes[0].legend(loc="lower right", fontsize="small")
-    _save(fig, title, path)
+    save(fig, path, title=title, dpi=100)
 
 
 def _plot_effects(table: pd.DataFrame, title: str, path: Path) -> None:
@@ -273,7 +258,7 @@ def _plot_effects(table: pd.DataFrame, title: str, path: Path) -> None:
     axes[0].set(yticks=y, yticklabels=[f"{c} (vs {r})" for c, r in zip(table["covariate"], table["reference"])],
                 xlabel="log odds of failure, ±1.96 bootstrap std")
     fig.set_figwidth(8)
-    _save(fig, title, path)
+    save(fig, path, title=title, dpi=100)
 
 
 def _plot_sensitivity(table: pd.DataFrame, path: Path) -> None:
@@ -286,7 +271,7 @@ def _plot_sensitivity(table: pd.DataFrame, path: Path) -> None:
         ref = g["reference"].iloc[0]
         ax.set(title=a, xlabel="lambda (decision value" + (f" - {ref:g})" if ref else ")"),
                ylabel=f"change of P({g['positive'].iloc[0]})")
-    _save(fig, "score sensitivity, 95% t intervals", path)
+    save(fig, path, title="score sensitivity, 95% t intervals", dpi=100)
 
 
 def _check(bins: int, n_boot: int, seed: int) -> None:

@@ -32,6 +32,7 @@ from scipy.cluster.hierarchy import fcluster, linkage
 from scipy.spatial.distance import pdist
 
 from searcher.campaign import Campaign, load_campaign, search_space
+from searcher.figures import pyplot, save
 from searcher.objective import FAILURE
 from searcher.strategies.common import Cube
 
@@ -40,12 +41,15 @@ __all__ = ["compare", "diversity", "failure_modes", "plot_comparison"]
 UNIFORM = ("random", "sobol")
 
 
+def _repeated(trials: pd.DataFrame) -> np.ndarray:
+    """Per trial: True if an earlier trial evaluated the same unit-cube point."""
+    return trials["x"].map(lambda x: tuple(np.round(x, 9))).duplicated().to_numpy()
+
+
 def new_failures(trials: pd.DataFrame) -> np.ndarray:
     """Per trial: True if it failed at a point no earlier trial failed at. The targets are
     deterministic, so evaluating a point twice finds one failure, not two."""
-    fail = (trials["loss"] >= FAILURE).to_numpy()
-    repeat = trials["x"].map(lambda x: tuple(np.round(x, 9))).duplicated().to_numpy()
-    return fail & ~repeat
+    return (trials["loss"] >= FAILURE).to_numpy() & ~_repeated(trials)
 
 
 def _failures(trials: pd.DataFrame) -> np.ndarray:
@@ -58,7 +62,7 @@ def diversity(trials: pd.DataFrame) -> dict[str, float]:
     repeated an earlier point, the planted regions hit (where the truth has a `region`), and the
     failures' mean pairwise distance in the unit cube (divided by sqrt(dim))."""
     fails = trials[new_failures(trials)]
-    repeats = int(trials["x"].map(lambda x: tuple(np.round(x, 9))).duplicated().sum())
+    repeats = int(_repeated(trials).sum())
     out: dict[str, float] = {"failures": float(len(fails)), "repeats": float(repeats)}
     if len(fails) and "region" in fails["truth"].iloc[0]:
         out["regions_found"] = float(len({t["region"] for t in fails["truth"] if t["region"] >= 0}))
@@ -179,11 +183,7 @@ def _label(strategy: str, alpha: Any) -> str:
 def plot_comparison(table: pd.DataFrame, curves: pd.DataFrame, out: Path) -> list[Path]:
     """Fig. 4a (failures against evaluations, mean and one sd across seeds) and, when several
     alphas ran, Fig. 4b (percentage of failures against alpha)."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
+    plt = pyplot()
     paths = []
     fig, ax = plt.subplots(figsize=(6, 4))
     for (strategy, alpha), grp in curves.groupby(["strategy", curves["alpha"].fillna(-1)], sort=False):
@@ -196,7 +196,7 @@ def plot_comparison(table: pd.DataFrame, curves: pd.DataFrame, out: Path) -> lis
     ax.set_ylabel("failures found")
     ax.set_title("failures found (mean and 1 sd across seeds)")
     ax.legend()
-    paths.append(_save(fig, out / "failures_vs_evaluations.png"))
+    paths.append(save(fig, out / "failures_vs_evaluations.png"))
 
     bo = table[(table["strategy"] == "bo") & table["alpha"].notna()]
     if bo["alpha"].nunique() > 1:
@@ -209,7 +209,7 @@ def plot_comparison(table: pd.DataFrame, curves: pd.DataFrame, out: Path) -> lis
         ax.set_xlabel("alpha (weight of the diversity term)")
         ax.set_ylabel("failures, % of evaluations")
         ax.legend()
-        paths.append(_save(fig, out / "failures_vs_alpha.png"))
+        paths.append(save(fig, out / "failures_vs_alpha.png"))
 
     breadth = "regions_found" if "regions_found" in table else "modes"
     groups = table.groupby(["strategy", table["alpha"].fillna(-1)], sort=False)
@@ -220,14 +220,5 @@ def plot_comparison(table: pd.DataFrame, curves: pd.DataFrame, out: Path) -> lis
         ax.bar(range(len(stats)), stats["mean"], yerr=stats["std"], capsize=3, color="tab:blue", alpha=0.7)
         ax.set_xticks(range(len(stats)), labels, rotation=30, ha="right")
         ax.set_title(f"{title} (mean, 1 sd)")
-    paths.append(_save(fig, out / "diversity.png"))
+    paths.append(save(fig, out / "diversity.png"))
     return paths
-
-
-def _save(fig: Any, path: Path) -> Path:
-    import matplotlib.pyplot as plt
-
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
-    return path

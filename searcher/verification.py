@@ -35,6 +35,7 @@ from searcher.causal import (
     verification_rates,
 )
 from searcher.errors import ParameterError
+from searcher.figures import pyplot, save
 from targets.trained.data import DARK, FEMININE, LIGHT, MASCULINE
 
 __all__ = ["GROUPS", "VARIATIONS", "VerificationReport", "VerificationSet", "analyze_pairs", "impostor_capacity",
@@ -304,13 +305,8 @@ def plot_curves(curves: pd.DataFrame, threshold: FMRThreshold, path: Any) -> Non
     """FNMR against FMR per group on a log FMR axis (the benchmark's Fig. 5 layout), with each
     group's operating point at the global threshold and the target FMR marked; an FMR of 0 is
     drawn at half of one impostor pair's share, the axis' left edge."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
     floor = 0.5 / max(int(curves["n_impostor"].max()), 1)  # an FMR of 0 is drawn here, at the axis' left edge
-    fig, ax = plt.subplots(figsize=(6, 4.5))
+    fig, ax = pyplot().subplots(figsize=(6, 4.5))
     for i, (g, c) in enumerate(curves.groupby("group", sort=True)):
         c = c.sort_values("threshold")
         ax.plot(np.maximum(c["fmr"], floor), c["fnmr"], label=g, color=f"C{i}")
@@ -321,6 +317,4 @@ def plot_curves(curves: pd.DataFrame, threshold: FMRThreshold, path: Any) -> Non
            title=f"FNMR vs FMR per group; dots: threshold {threshold.threshold:.3f}", ylim=(-0.02, 1.02))
     ax.grid(alpha=0.3, which="both")
     ax.legend(fontsize=8)
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
+    save(fig, path)

@@ -72,8 +72,8 @@ def test_adaptive_campaign_without_audit_writes_no_rates_unless_biased(campaigns
     assert not (tmp_path / "a").exists()
 
     titles = []
-    save = an._save
-    monkeypatch.setattr(an, "_save", lambda fig, title, path: (titles.append(title), save(fig, title, path)))
+    save = an.save
+    monkeypatch.setattr(an, "save", lambda fig, path, **kw: (titles.append(kw["title"]), save(fig, path, **kw)))
     tables = analyze(campaigns / "bo", out=tmp_path / "b", n_boot=5, biased=True)
     assert sorted(p.name for p in (tmp_path / "b").iterdir()) == [
         "effects_biased.csv", "effects_biased.png", "subgroups_biased.csv", "subgroups_biased.png"]

@@ -16,7 +16,6 @@ from searcher.space import Categorical, Continuous, Integer, Space
 from searcher.strategies import STRATEGIES, make_strategy
 from searcher.strategies.common import Cube
 from searcher.strategies.diversity import (
-    categorical_columns,
     composite,
     crowding,
     diversity,
@@ -103,7 +102,7 @@ def test_diversity_term_counts_failures_within_the_radius():
 def test_cell_neighbourhoods_count_the_same_categories_or_the_same_continuous_point():
     """MIXED's cube: a, one-hot c (3 columns), k, b. A cell is a value of c; a failure also crowds
     the continuous neighbourhood it lies in, whatever its category (one recipe, every colour)."""
-    categorical = categorical_columns(MIXED.dim, Cube(MIXED).blocks)
+    categorical = Cube(MIXED).categorical
     assert categorical.tolist() == [False, True, True, True, False, False]
     failures = np.array([[0.1, 1, 0, 0, 0.1, 0.1], [0.9, 1, 0, 0, 0.9, 0.9], [0.5, 0, 1, 0, 0.5, 0.5]])
     X = np.array([[0.5, 1, 0, 0, 0.5, 0.5],   # two in its cell (and one nearby, in another)

@@ -61,7 +61,6 @@ from searcher.strategies.common import (
     check_number,
 )
 from searcher.strategies.diversity import (
-    categorical_columns,
     composite,
     diversity,
     log_expected_improvement,
@@ -146,7 +145,7 @@ class BayesianOptimization(StrategyBase):
         self.alpha = check_number("alpha", alpha, 0.0, 1.0)
         self.radius = check_number("radius", radius, 0.0, 1.0, open_low=True)
         self.neighbourhood = check_choice("neighbourhood", neighbourhood, NEIGHBOURHOODS)
-        self._categorical = categorical_columns(self.dim, self.cube.blocks)
+        self._categorical = self.cube.categorical
         if self.neighbourhood == "auto":
             self.neighbourhood = "cell" if self._categorical.any() else "ball"
         if capacity is not None:
@@ -247,7 +246,7 @@ class BayesianOptimization(StrategyBase):
         """LogEI (or EI) of the composite at each row of `X`; if `failing_only`, -inf (0) where the
         GP predicts a pass, unless the row's category combination holds no remembered failure."""
         D = torch.tensor(self._diversity(X, known))
-        new_cell = torch.tensor(self._new_cell(X, known))
+        new_cell = torch.tensor(self._new_cell(X, known) if failing_only else np.zeros(len(X), bool))
         out = []
         with torch.no_grad():
             for chunk, d, new in zip(torch.tensor(X).split(_CHUNK), D.split(_CHUNK), new_cell.split(_CHUNK)):

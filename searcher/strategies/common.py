@@ -60,10 +60,12 @@ class Cube:
         self.dim = space.dim
         self.blocks: list[tuple[int, int]] = []  # (first column, width) of each one-hot block
         self.integers: list[tuple[int, int]] = []  # (column, number of values) of each integer
+        self.categorical = np.zeros(self.dim, bool)  # True in every one-hot column
         col = 0
         for p in space.params:
             if isinstance(p, Categorical):
                 self.blocks.append((col, p.width))
+                self.categorical[col : col + p.width] = True
             elif isinstance(p, Integer):
                 self.integers.append((col, p.high - p.low + 1))
             col += p.width

@@ -43,21 +43,12 @@ an evaluation that finds nothing new. A certain failure then improves by
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
 
 import numpy as np
 import torch
 from botorch.acquisition.analytic import _log_ei_helper
 
-__all__ = ["categorical_columns", "composite", "crowding", "diversity", "log_expected_improvement", "same_cell"]
-
-
-def categorical_columns(dim: int, blocks: Sequence[tuple[int, int]]) -> np.ndarray:
-    """A boolean mask of the cube's one-hot columns, from the `(first column, width)` of each block."""
-    mask = np.zeros(dim, bool)
-    for start, width in blocks:
-        mask[start : start + width] = True
-    return mask
+__all__ = ["composite", "crowding", "diversity", "log_expected_improvement", "same_cell"]
 
 
 def same_cell(X: np.ndarray, failures: np.ndarray, categorical: np.ndarray) -> np.ndarray:
