@@ -24,10 +24,10 @@ import time
 import numpy as np
 
 import generators
-from searcher.planted import PlantedRegions
+from searcher.space import Cube
+from searcher.strategies.baselines import sobol_points
 from searcher.strategies.bo import BayesianOptimization
-from searcher.strategies.common import Cube
-from searcher.strategies.simple import sobol_points
+from searcher.testing.planted import PlantedRegions
 
 
 def timed_ask(bo: BayesianOptimization, step: int) -> float:

@@ -20,7 +20,7 @@ from tqdm import tqdm
 
 import generators
 import targets
-from searcher.contact_sheet import contact_sheet
+from searcher.figures.contact_sheet import contact_sheet
 
 DETECTORS = ("dlib-cnn", "dlib-hog", "haar-face")
 GOALS = {"dlib-cnn": 0.85, "dlib-hog": 0.60, "haar-face": 0.60}

@@ -29,8 +29,8 @@ import numpy as np
 import pandas as pd
 
 import generators
-from searcher.annotations import aggregate, simulate_annotations, wide
-from searcher.transects import (
+from searcher.analysis.annotations import aggregate, simulate_annotations, wide
+from searcher.analysis.transects import (
     axis_drift,
     fit_hyperplanes,
     make_transects,

@@ -21,10 +21,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from searcher.cli_args import assignments
-from searcher.planted import PlantedRegions
+from searcher.cli.args import assignments
 from searcher.space import Continuous, Space
 from searcher.strategies import make_strategy
+from searcher.testing.planted import PlantedRegions
 
 
 def run(strategy: str, seed: int, budget: int, batch: int, alpha: float | None, planted: PlantedRegions, **options: Any) -> dict:

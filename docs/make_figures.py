@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 
 import generators
-from searcher.contact_sheet import contact_sheet
+from searcher.figures.contact_sheet import contact_sheet
 
 HERE = Path(__file__).parent
 

@@ -71,15 +71,12 @@ def observational(n: int, seed: int, resolution: int = 128) -> dict[str, Any]:
 
 def experimental(transects: int, boot: int, seed: int, out: Path, fit_samples: int = 2000, resolution: int = 128,
                  progress: bool = True) -> dict[str, Any]:
-    """Runs `searcher transect` with `gender-cnn` into `out`, then the subgroup rates and the logistic effects."""
-    from searcher.cli import main as searcher
+    """Runs the transects with `gender-cnn` into `out` (`run_transects`, as `searcher transect`), then the
+    subgroup rates and the logistic effects."""
+    from searcher.analysis.transect_run import run_transects
 
-    argv = ["transect", "--generator", "faces-latent", "--attributes", ",".join(ATTRIBUTES), "--size", "2x2x2",
-            "-n", str(transects), "--target", "gender-cnn", "--out", str(out), "--seed", str(seed),
-            "--fit-samples", str(fit_samples), "--resolution", str(resolution), "--sheets", "2"]
-    code = searcher(argv + ([] if progress else ["--no-progress"]))
-    if code != 0:
-        raise RuntimeError(f"searcher {' '.join(argv)} exited with {code}")
+    run_transects("gender-cnn", generator="faces-latent", attributes=ATTRIBUTES, size=(2, 2, 2), n=transects, out=out,
+                  seed=seed, fit_samples=fit_samples, resolution=resolution, sheets=2, progress=progress)
     table = pd.read_csv(out / "transects.csv")
     kept = table[table["pruned"].isna() & table["error"].notna()].copy()
     for a, name in zip(ATTRIBUTES, COVARIATES):

@@ -12,16 +12,16 @@ from __future__ import annotations
 
 from typing import Any
 
-from generators.base import Batch, Generator, LatentGenerator
+from generators.base import Batch, Generator, LatentGenerator, Scale, Vocabulary, vocabulary_of
 from searcher.registry import Registry
 
-__all__ = ["Batch", "Generator", "LatentGenerator", "available", "describe", "load"]
+__all__ = ["Batch", "Generator", "LatentGenerator", "Scale", "Vocabulary", "available", "describe", "load", "vocabulary"]
 
 # name -> ("module:attribute", one-line description). Modules load only when asked for.
 _REGISTRY: dict[str, tuple[str, str]] = {
     "faces": ("generators.faces.procedural:ProceduralFaces", "procedural faces, every attribute a parameter (the default)"),
     "faces-latent": ("generators.faces.latent:LatentFaces", "entangled latent face space, z ~ N(0, I), planted correlations"),
-    "planted": ("generators.planted:PlantedGenerator", "benchmark: points of [0,1]^d as tiny images, with known failure regions"),
+    "planted": ("searcher.testing.planted:PlantedGenerator", "benchmark: points of [0,1]^d as tiny images, with known failure regions"),
 }
 
 
@@ -38,3 +38,9 @@ def load(name: str, **options: Any) -> Generator:
             option is missing or unknown.
     """
     return _PLUGINS.load(name, **options)
+
+
+def vocabulary(name: str) -> Vocabulary:
+    """How people describe what the generator `name` renders (scales, captions, groups), read from
+    its class without building it; an empty `Vocabulary` if it declares none."""
+    return vocabulary_of(_PLUGINS.factory(name))

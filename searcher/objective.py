@@ -30,11 +30,18 @@ from typing import Any
 import numpy as np
 
 from searcher.errors import ParameterError
+from searcher.validation import check_choice, check_number
 
-__all__ = ["FAILURE", "LOSSES", "Objective", "ObjectiveSpec", "Outcome"]
+__all__ = ["FAILURE", "LOSSES", "Judge", "Objective", "ObjectiveSpec", "Outcome", "is_failure"]
 
 LOSSES = ("zero-one", "score")
-FAILURE = 0.5  # a loss at or above this is a failure
+FAILURE = 0.5
+"""A classifier loss `L_c` at or above this is a failure: the one threshold the engine uses."""
+
+
+def is_failure(loss: float | None) -> bool | None:
+    """True for a classifier failure, False for a success, None when there is no loss."""
+    return None if loss is None else loss >= FAILURE
 
 
 @dataclass
@@ -55,7 +62,77 @@ class Outcome:
     @property
     def failure(self) -> bool | None:
         """True for a classifier failure, False for a success, None when there is no loss."""
-        return None if self.loss is None else self.loss >= FAILURE
+        return is_failure(self.loss)
+
+
+@dataclass(frozen=True)
+class Judge:
+    """How a target's answer to one image becomes the classifier loss `L_c`: the only judge.
+
+    Build it with `Judge.of(target, ...)`, which reads what a classify target declares. Calling it
+    on `(label, score, truth)` returns `(loss, excluded)`: the loss in [0, 1] and None, or None and
+    the reason the image is excluded (its truth is ambiguous).
+
+    Attributes:
+        task: "detect" or "classify".
+        labels: a classify target's labels; truth below `cut` is `labels[0]`, at or above `labels[1]`.
+        truth_column, cut: the truth a classify target is judged against.
+        margin: truth within `margin` of the cut is ambiguous (0: never).
+        loss: "zero-one" or "score".
+    """
+
+    task: str
+    labels: tuple[Any, ...] = ()
+    truth_column: str | None = None
+    cut: float | None = None
+    margin: float = 0.1
+    loss: str = "zero-one"
+
+    def __post_init__(self) -> None:
+        check_choice("loss", self.loss, LOSSES)
+        check_number("margin", self.margin, 0.0, 0.5, open_high=True)
+
+    @classmethod
+    def of(cls, target: Any, truth_column: str | None = None, cut: float | None = None, margin: float = 0.1,
+           loss: str = "zero-one") -> Judge:
+        """The judge of `target`: a detect target by whether it found the face; a classify target
+        against `truth_column` and `cut`, by default those it declares (`truth = (column, cut)`).
+
+        Raises:
+            ParameterError: a classify target without a truth to judge it by, a verify target, or
+                `loss="score"` for a detect target.
+        """
+        if target.task == "classify":
+            declared = getattr(target, "truth", None)
+            truth_column = truth_column or (declared[0] if declared else None)
+            cut = cut if cut is not None else (declared[1] if declared else None)
+            if truth_column is None or cut is None:
+                raise ParameterError(
+                    f"A classify target needs the truth it is judged against: give truth_column= and cut= "
+                    f"(e.g. truth_column='smile', cut=0.5); {type(target).__name__} declares none."
+                )
+            return cls("classify", tuple(target.labels), truth_column, float(cut), margin, loss)
+        if target.task != "detect":
+            raise ParameterError(f"Campaigns and transects judge detect and classify targets; "
+                                 f"{type(target).__name__} is a {target.task!r} target.")
+        if loss == "score":
+            raise ParameterError("loss='score' needs a classify target with scores.")
+        return cls("detect", margin=margin, loss=loss)
+
+    def __call__(self, label: Any, score: float | None, truth: Mapping[str, Any]) -> tuple[float | None, str | None]:
+        if self.task == "detect":
+            return (0.0 if label else 1.0), None
+        if self.truth_column not in truth:
+            raise ParameterError(f"The truth column {self.truth_column!r} is not in what the generator rendered. "
+                                 f"Truth columns: {', '.join(map(str, truth))}.")
+        value = float(truth[self.truth_column])
+        if abs(value - self.cut) < self.margin:
+            return None, f"ambiguous {self.truth_column}={value:.2f}"
+        true_label = self.labels[1] if value >= self.cut else self.labels[0]
+        if self.loss == "zero-one" or score is None or math.isnan(score):
+            return (0.0 if label == true_label else 1.0), None
+        p_true = score if label == true_label else 1.0 - score
+        return float(np.clip(1.0 - p_true, 0.0, 1.0)), None
 
 
 @dataclass(frozen=True)
@@ -72,17 +149,16 @@ class ObjectiveSpec:
     margin: float = 0.1
 
     def __post_init__(self) -> None:
-        if self.loss not in LOSSES:
-            raise ParameterError(f"The 'loss' option must be one of {', '.join(LOSSES)}. Got {self.loss!r} instead.")
-        if not 0 <= self.margin < 0.5:
-            raise ParameterError(f"The 'margin' option must be a number in [0, 0.5). Got {self.margin!r} instead.")
+        check_choice("loss", self.loss, LOSSES)
+        check_number("margin", self.margin, 0.0, 0.5, open_high=True)
 
-    def build(self) -> Objective:
+    def build(self, generator: Any = None) -> Objective:
+        """The objective; `generator` reuses an instance already built from this spec."""
         import generators
         import targets
 
         return Objective(
-            generators.load(self.generator, **dict(self.generator_options)),
+            generator if generator is not None else generators.load(self.generator, **dict(self.generator_options)),
             targets.load(self.target, **dict(self.target_options)),
             loss=self.loss,
             truth_column=self.truth_column,
@@ -108,21 +184,8 @@ class Objective:
 
     def __init__(self, generator: Any, target: Any, loss: str = "zero-one", truth_column: str | None = None,
                  cut: float | None = None, margin: float = 0.1) -> None:
-        self.generator, self.target, self.loss, self.margin = generator, target, loss, margin
-        if target.task == "classify":
-            declared = getattr(target, "truth", None)
-            truth_column = truth_column or (declared[0] if declared else None)
-            cut = cut if cut is not None else (declared[1] if declared else None)
-            if truth_column is None or cut is None:
-                raise ParameterError(
-                    f"A classify target needs the truth it is judged against: give truth_column= and cut= "
-                    f"(e.g. truth_column='smile', cut=0.5); {type(target).__name__} declares none."
-                )
-        elif target.task != "detect":
-            raise ParameterError(f"Campaigns search detect and classify targets; {type(target).__name__} is a {target.task!r} target.")
-        if loss == "score" and target.task != "classify":
-            raise ParameterError("loss='score' needs a classify target with scores.")
-        self.truth_column, self.cut = truth_column, cut
+        self.generator, self.target = generator, target
+        self.judge = Judge.of(target, truth_column, cut, margin, loss)
 
     def evaluate(self, params: Sequence[Mapping[str, Any]], seed: int = 0) -> list[Outcome]:
         """Renders, predicts and scores a batch; a target exception becomes an error per image."""
@@ -141,18 +204,6 @@ class Objective:
         for i, (p, t) in enumerate(zip(params, truth)):
             o = Outcome(dict(p), None, pred.label[i], pred.score[i], list(pred.boxes[i]), t, batch.images[i], pred.error[i], seconds=seconds)
             if o.error is None:
-                o.loss, o.excluded = self._loss(o)
+                o.loss, o.excluded = self.judge(o.label, o.score, t)
             out.append(o)
         return out
-
-    def _loss(self, o: Outcome) -> tuple[float | None, str | None]:
-        if self.target.task == "detect":
-            return (0.0 if o.label else 1.0), None
-        value = float(o.truth[self.truth_column])
-        if abs(value - self.cut) < self.margin:
-            return None, f"ambiguous {self.truth_column}={value:.2f}"
-        true_label = self.target.labels[1] if value >= self.cut else self.target.labels[0]
-        if self.loss == "zero-one" or o.score is None or math.isnan(o.score):
-            return (0.0 if o.label == true_label else 1.0), None
-        p_true = o.score if o.label == true_label else 1.0 - o.score
-        return float(np.clip(1.0 - p_true, 0.0, 1.0)), None

@@ -24,11 +24,14 @@ from typing import Any, Protocol
 import numpy as np
 
 from searcher.errors import ParameterError
+from searcher.validation import invalid
 
 __all__ = [
     "Beta",
     "Categorical",
+    "Column",
     "Continuous",
+    "Cube",
     "Integer",
     "Latent",
     "Params",
@@ -123,12 +126,11 @@ class ZeroInflated:
 
 
 def _as_number(name: str, value: Any, expect: str) -> float:
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.integer, np.floating)):
-        raise ParameterError(f"The {name!r} parameter must be {expect}. Got {value!r} instead.")
-    value = float(value)
-    if math.isnan(value):
-        raise ParameterError(f"The {name!r} parameter must be {expect}. Got nan instead.")
-    return value
+    """`value` as a finite float, else the parameter error (NaN and infinities included)."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.integer, np.floating)) \
+            or not math.isfinite(float(value)):
+        raise invalid(name, expect, value, what="parameter")
+    return float(value)
 
 
 @dataclass(frozen=True)
@@ -160,7 +162,7 @@ class Continuous:
     def check(self, value: Any) -> float:
         v = _as_number(self.name, value, self.describe())
         if not self.low <= v <= self.high:
-            raise ParameterError(f"The {self.name!r} parameter must be {self.describe()}. Got {value!r} instead.")
+            raise invalid(self.name, self.describe(), value, what="parameter")
         return v
 
     def sample(self, rng: np.random.Generator, n: int) -> list[float]:
@@ -206,7 +208,7 @@ class Integer:
     def check(self, value: Any) -> int:
         v = _as_number(self.name, value, self.describe())
         if v != int(v) or not self.low <= v <= self.high:
-            raise ParameterError(f"The {self.name!r} parameter must be {self.describe()}. Got {value!r} instead.")
+            raise invalid(self.name, self.describe(), value, what="parameter")
         return int(v)
 
     def sample(self, rng: np.random.Generator, n: int) -> list[int]:
@@ -250,7 +252,7 @@ class Categorical:
 
     def check(self, value: Any) -> str:
         if value not in self.choices:
-            raise ParameterError(f"The {self.name!r} parameter must be {self.describe()}. Got {value!r} instead.")
+            raise invalid(self.name, self.describe(), value, what="parameter")
         return str(value)
 
     def sample(self, rng: np.random.Generator, n: int) -> list[str]:
@@ -292,7 +294,7 @@ class Latent:
     def check(self, coord: str, value: Any) -> float:
         v = _as_number(coord, value, self.describe())
         if not -self.bound <= v <= self.bound:
-            raise ParameterError(f"The {coord!r} parameter must be {self.describe()}. Got {value!r} instead.")
+            raise invalid(coord, self.describe(), value, what="parameter")
         return v
 
     def sample(self, rng: np.random.Generator, n: int) -> np.ndarray:
@@ -449,3 +451,59 @@ class Space:
             lat = self.latent
             lines.append(f"  {lat.name}0..{lat.name}{lat.dim - 1:<15} {lat.describe():<44} {lat.doc}")
         return "\n".join(lines)
+
+
+# --------------------------------------------------------------------------- the unit cube's layout
+
+
+@dataclass(frozen=True)
+class Column:
+    """Where one parameter lies in the unit cube: its name, first column and width (a one-hot
+    block is as wide as its choices; everything else is one column)."""
+
+    name: str
+    start: int
+    width: int
+    kind: str  # "continuous", "integer", "categorical" or "latent"
+
+
+class Cube:
+    """The layout of a space's unit cube, the one home of it: its one-hot blocks and integer
+    columns, and what a strategy may propose there.
+
+    :meth:`snap` maps any point of `[0, 1]^dim` to one a strategy may propose: each one-hot block to
+    its argmax vertex, each integer column to the centre of its cell, so that what a strategy asks,
+    what the campaign evaluates and what the model is told are the same point.
+    """
+
+    def __init__(self, space: Space) -> None:
+        self.dim = space.dim
+        self.columns: list[Column] = []
+        col = 0
+        for p in space.params:
+            kind = "categorical" if isinstance(p, Categorical) else "integer" if isinstance(p, Integer) else "continuous"
+            self.columns.append(Column(p.name, col, p.width, kind))
+            col += p.width
+        if space.latent is not None:
+            self.columns += [Column(name, col + i, 1, "latent") for i, name in enumerate(space.latent.names)]
+        self.blocks: list[tuple[int, int]] = [(c.start, c.width) for c in self.columns if c.kind == "categorical"]
+        self.integers: list[tuple[int, int]] = [(c.start, space[c.name].high - space[c.name].low + 1)  # type: ignore[union-attr]
+                                                for c in self.columns if c.kind == "integer"]
+        self.categorical = np.zeros(self.dim, bool)  # True in every one-hot column
+        for start, width in self.blocks:
+            self.categorical[start : start + width] = True
+
+    def snap(self, X: np.ndarray) -> np.ndarray:
+        """`n x dim` points -> the nearest proposable points (one-hot vertices, integer cell centres)."""
+        X = np.clip(np.array(X, dtype=float, copy=True).reshape(-1, self.dim), 0.0, 1.0)
+        for start, width in self.blocks:
+            hot = np.argmax(X[:, start : start + width], axis=1)
+            X[:, start : start + width] = 0.0
+            X[np.arange(len(X)), start + hot] = 1.0
+        for col, count in self.integers:
+            X[:, col] = (np.minimum(np.floor(X[:, col] * count), count - 1) + 0.5) / count
+        return X
+
+    def uniform(self, rng: np.random.Generator, n: int) -> np.ndarray:
+        """`n` uniform points: continuous coordinates uniform, categoricals and integers uniform over their values."""
+        return self.snap(rng.random((n, self.dim)))

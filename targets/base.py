@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
-__all__ = ["TASKS", "Predictions", "Target", "check_images"]
+__all__ = ["TASKS", "ClassifyTarget", "Predictions", "Target", "VerifyTarget", "check_images"]
 
 TASKS = ("detect", "classify", "verify")
 
@@ -45,16 +46,35 @@ class Predictions:
 
 @runtime_checkable
 class Target(Protocol):
-    """Judges a batch of `N x H x W x 3` uint8 RGB images.
-
-    Classify targets also have `labels`; those trained on a rendered attribute may declare
-    `truth = (column, cut)` (truth below the cut is `labels[0]`, at or above it `labels[1]`), which
-    campaigns use to judge them. Verify targets have `distance(a, b)` and `threshold`.
-    """
+    """Judges a batch of `N x H x W x 3` uint8 RGB images. `task` is one of `TASKS`; a classify
+    target is also a `ClassifyTarget`, a verify target a `VerifyTarget`."""
 
     task: str
 
     def predict(self, images: np.ndarray) -> Predictions: ...
+
+
+@runtime_checkable
+class ClassifyTarget(Target, Protocol):
+    """A target whose `label` is one of `labels`.
+
+    `truth` is `(column, cut)` for targets trained on a rendered attribute (truth below the cut is
+    `labels[0]`, at or above it `labels[1]`), which campaigns and transects judge them by; None for
+    targets that declare none (the user names the truth column and cut).
+    """
+
+    labels: Sequence[Any]
+    truth: tuple[str, float] | None
+
+
+@runtime_checkable
+class VerifyTarget(Target, Protocol):
+    """A target that embeds faces: `predict` gives one `embedding` per image (label False: no face
+    found); two faces are the same person when `distance(a, b) <= threshold`."""
+
+    threshold: float
+
+    def distance(self, a: np.ndarray, b: np.ndarray) -> float: ...
 
 
 def check_images(images: np.ndarray) -> np.ndarray:

@@ -13,7 +13,7 @@ I/O-bound service is interrogated at the rate it can answer. What a paid, flaky 
 - header values written `"env:NAME"` are read from the environment at request time, and never
   stored resolved, printed, or put in an error message.
 
-The defaults speak the contract of `searcher serve-target` (`searcher/serve.py`): request
+The defaults speak the contract of `searcher serve-target` (`searcher.serve`): request
 `{"image": "<base64 PNG>"}`, response `{"label": ..., "score": ..., "boxes": [[x0, y0, x1, y1], ...]}`.
 """
 
@@ -78,7 +78,15 @@ class HttpTarget:
         cache_dir: directory of the on-disk answer cache, or None to cache in memory only.
         cost_per_call: what one request costs, in the budget's unit.
         budget: the most this target may spend, or None for no limit.
+        transport: an httpx transport to send requests through, e.g. `httpx.MockTransport(handler)`
+            in tests or a proxy/mounted transport; default: a real network connection. A given
+            transport brings its own connection limits, and `close()` closes it (the next
+            `predict` reuses it). Pickling: HttpTarget refuses to pickle, with or without a
+            transport (it holds a lock); nothing pickles a target, since the Ray executor sends
+            the target's name and options and each worker builds its own.
     """
+
+    truth: tuple[str, float] | None = None  # a remote classifier declares no rendered attribute; campaigns name one
 
     def __init__(
         self,
@@ -100,6 +108,8 @@ class HttpTarget:
         cache_dir: str | os.PathLike | None = None,
         cost_per_call: float = 0.0,
         budget: float | None = None,
+        *,
+        transport: httpx.BaseTransport | None = None,
     ) -> None:
         self.url = _url(url)
         self.method = _choice("method", method.upper() if isinstance(method, str) else method, METHODS)
@@ -126,6 +136,7 @@ class HttpTarget:
         self._lock = threading.Lock()
         self._next_start = 0.0
         self._client: httpx.Client | None = None
+        self._transport = _transport(transport)
 
     def __repr__(self) -> str:
         return (
@@ -190,7 +201,7 @@ class HttpTarget:
         with self._lock:
             if self._client is None:
                 limits = httpx.Limits(max_connections=self.max_in_flight, max_keepalive_connections=self.max_in_flight)
-                self._client = httpx.Client(timeout=self.timeout, limits=limits)
+                self._client = httpx.Client(timeout=self.timeout, limits=limits, transport=self._transport)
             return self._client
 
     def _fetch(self, headers: dict[str, str], key: str, png: bytes) -> Answer | str:
@@ -382,6 +393,12 @@ def _url(value: Any) -> str:
     parts = urlsplit(value) if isinstance(value, str) else None
     if parts is None or parts.scheme not in ("http", "https") or not parts.netloc:
         raise _bad("url", "an http:// or https:// address", value)
+    return value
+
+
+def _transport(value: Any) -> httpx.BaseTransport | None:
+    if value is not None and not isinstance(value, httpx.BaseTransport):
+        raise _bad("transport", "an httpx.BaseTransport (e.g. httpx.MockTransport(handler)), or None", value)
     return value
 
 

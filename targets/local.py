@@ -52,6 +52,7 @@ class ImageClassifier:
     """
 
     task = "classify"
+    truth: tuple[str, float] | None = None  # subclasses trained on a rendered attribute declare it
 
     def __init__(
         self,

@@ -32,6 +32,7 @@ from scipy.special import ndtr  # standard normal CDF
 from generators.base import Batch
 from generators.faces.procedural import check_resolution, image_seed, render_attributes
 from generators.faces.render import EYEWEAR, HAIR_COLORS, N_SHAPE, FaceRenderer
+from generators.faces.vocabulary import FACES
 from searcher.errors import ParameterError
 from searcher.space import Latent, Space
 
@@ -59,6 +60,8 @@ class LatentFaces:
         >>> round(float(batch.truth.loc[0, "skin_tone"]), 2)
         3.5
     """
+
+    vocabulary = FACES
 
     def __init__(self, latent_dim: int = 32, mixing_seed: int = 0, resolution: int = 128, bound: float = 3.0) -> None:
         if isinstance(latent_dim, bool) or not isinstance(latent_dim, (int, np.integer)) or latent_dim < len(FACTORS):
@@ -121,7 +124,10 @@ class LatentFaces:
         ear_pre = (t["earrings"] + 0.9 * t["skin"] + 0.8 * gender_pre + 0.5 * t["skin"] * gender_pre) / np.sqrt(2.7)
         colour = np.digitize(ndtr(t["hair_color"]), [0.42, 0.72, 0.79])  # black, brown, red, blonde
         grey = (age > 55) & (t["grey"] > -0.3)
-        exp_tail = lambda x, mean: -mean * np.log1p(-np.clip(ndtr(x), 0, 1 - 1e-12))
+
+        def exp_tail(x: np.ndarray, mean: float) -> np.ndarray:
+            return -mean * np.log1p(-np.clip(ndtr(x), 0, 1 - 1e-12))
+
         eyewear = np.where(t["glasses"] > 0.85, np.where(t["shades"] > 1.0, 2, 1), 0)
         columns = {
             "skin_tone": 1.0 + 5.0 * ndtr(t["skin"]),

@@ -27,6 +27,7 @@ import pandas as pd
 
 from generators.base import Batch
 from generators.faces.render import EYEWEAR, HAIR_COLORS, N_SHAPE, FaceRenderer
+from generators.faces.vocabulary import FACES
 from searcher.errors import ParameterError
 from searcher.space import (
     Beta,
@@ -155,6 +156,8 @@ class ProceduralFaces:
         >>> batch.truth.loc[0, "eyewear"]
         'sunglasses'
     """
+
+    vocabulary = FACES
 
     space = FACE_SPACE
 

@@ -11,24 +11,21 @@ their GP + expected improvement search with the diversity term of eq. (4); `tpe`
 
 from __future__ import annotations
 
-import importlib
-import inspect
 from typing import Any
 
-from searcher.errors import ParameterError
+from searcher.registry import Registry
 from searcher.space import Space
-from searcher.strategies.base import Strategy, step_rng
+from searcher.strategies.base import Strategy, StrategyBase, step_rng
 
-__all__ = ["STRATEGIES", "Strategy", "make_strategy", "step_rng"]
+__all__ = ["STRATEGIES", "Strategy", "StrategyBase", "make_strategy", "step_rng"]
 
-# name -> ("module:class", one-line description)
-STRATEGIES: dict[str, tuple[str, str]] = {
-    "random": ("searcher.strategies.simple:RandomSearch", "uniform random search"),
-    "sobol": ("searcher.strategies.simple:SobolSearch", "scrambled Sobol sequence"),
+STRATEGIES = Registry("strategy", {
+    "random": ("searcher.strategies.baselines:RandomSearch", "uniform random search"),
+    "sobol": ("searcher.strategies.baselines:SobolSearch", "scrambled Sobol sequence"),
     "bo": ("searcher.strategies.bo:BayesianOptimization", "GP + expected improvement with the diversity term of eq. (4)"),
     "tpe": ("searcher.strategies.peers:TPESearch", "Optuna's TPE on the loss (needs optuna)"),
     "cmaes": ("searcher.strategies.peers:CMAESSearch", "CMA-ES on the loss (needs cmaes)"),
-}
+}, positional=("space",))
 
 
 def make_strategy(name: str, space: Space, seed: int = 0, budget: int | None = None, **options: Any) -> Strategy:
@@ -36,18 +33,10 @@ def make_strategy(name: str, space: Space, seed: int = 0, budget: int | None = N
     `budget` goes to strategies that check their initial design against it.
 
     Raises:
-        ParameterError: `name` or an option is unknown (the message lists the valid ones), or an
-            option's value is out of range.
-        PluginError: a peer's optional package is not installed.
+        PluginError: `name` or an option is unknown (the message lists the valid ones), or a
+            peer's optional package is not installed.
+        ParameterError: an option's value is out of range.
     """
-    if name not in STRATEGIES:
-        raise ParameterError(f"Unknown strategy {name!r}. Available strategies: {', '.join(STRATEGIES)}.")
-    module, _, attr = STRATEGIES[name][0].partition(":")
-    factory = getattr(importlib.import_module(module), attr)
-    valid = [k for k in inspect.signature(factory).parameters if k not in ("space", "seed")]
-    unknown = [k for k in options if k not in valid]
-    if unknown:
-        raise ParameterError(f"The {name!r} strategy takes no option {unknown[0]!r}. Its options: {', '.join(valid) or 'none'}.")
-    if budget is not None and "budget" in valid:
+    if budget is not None and "budget" in STRATEGIES.options(name):
         options["budget"] = budget
-    return factory(space, seed=seed, **options)
+    return STRATEGIES.load(name, space, seed=seed, **options)

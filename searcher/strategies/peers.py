@@ -20,9 +20,9 @@ from typing import Any
 import numpy as np
 
 from searcher.errors import PluginError
-from searcher.space import Categorical, Space
-from searcher.strategies.base import step_rng
-from searcher.strategies.common import StrategyBase, check_int, check_number
+from searcher.space import Space
+from searcher.strategies.base import StrategyBase, step_rng
+from searcher.validation import check_int, check_number
 
 __all__ = ["CMAESSearch", "TPESearch"]
 
@@ -61,12 +61,8 @@ class TPESearch(StrategyBase):
         self.n_startup = check_int("n_startup", n_startup, 1)
         self._optuna = _require("optuna", "tpe")
         dists = self._optuna.distributions
-        self._columns: list[tuple[str, int, int]] = []  # (name, first column, width: 0 for a float)
-        col = 0
-        for p in space.params:
-            self._columns.append((p.name, col, p.width if isinstance(p, Categorical) else 0))
-            col += p.width
-        self._columns += [(f"latent{i}", col + i, 0) for i in range(space.dim - col)]
+        # (name, first column, width: 0 for a float) of each parameter in the cube
+        self._columns = [(c.name, c.start, c.width if c.kind == "categorical" else 0) for c in self.cube.columns]
         self._dists = {
             name: dists.CategoricalDistribution(list(range(width))) if width else dists.FloatDistribution(0.0, 1.0)
             for name, _, width in self._columns

@@ -25,6 +25,7 @@ import pandas as pd
 
 from generators.base import Batch
 from generators.faces.procedural import FACE_SPACE, ProceduralFaces
+from generators.faces.vocabulary import DARK, FEMININE, LIGHT, MASCULINE
 
 __all__ = [
     "balanced_rows",
@@ -36,9 +37,7 @@ __all__ = [
     "truth_labels",
 ]
 
-LIGHT, DARK = (1.0, 3.49), (3.5, 6.0)  # Fitzpatrick 1-3 and 4-6 once `skin_tone` is rounded
 SHORT, LONG = (0.0, 0.3), (0.6, 1.0)
-MASCULINE, FEMININE = (0.0, 0.35), (0.65, 1.0)
 NOT_SMILING, SMILING = (0.0, 0.4), (0.6, 1.0)
 
 

@@ -1,0 +1,270 @@
+"""Annotations: several annotators per image and attribute, aggregated and used for pruning.
+
+Balakrishnan et al. (000_086d20e137b04667.txt, Sec. 4.3) collect 5 ratings per image and attribute
+on discrete scales of 3 to 6 levels (Fig. 6), measure agreement by the per-image standard deviation
+in units of the attribute's dynamic range (Fig. 8), and prune images judged fake or lying in an
+ambiguous middle range (Sec. 5.2.1). This module does the same with
+
+- **imported** ratings: a CSV with columns `image, attribute, annotator, value`, where `value` is
+  the level an annotator chose, 1 .. L on the attribute's scale (`read_annotations`);
+- **simulated** ratings from a generator's truth (`simulate_annotations`): each annotator reports
+  the level of truth + Gaussian noise, with a seeded bias of their own per attribute.
+
+A level ``l`` of an L-level scale is the normalised score ``(l - 1) / (L - 1)`` in [0, 1], the
+paper's "normalized range" (so "Likely fake", level 4 of 5, is 0.75). `gender_presentation` keeps
+this project's orientation: level 1 is clearly masculine, level 5 clearly feminine (the paper's
+form lists Female first); it is a perception scale, not anyone's gender.
+
+Example:
+    >>> truth = pd.DataFrame({"skin_tone": [1.2, 5.8], "hair_length": [0.1, 0.9]})
+    >>> ratings = simulate_annotations(truth, n_annotators=5, seed=0)
+    >>> wide(aggregate(ratings)).round(1).to_dict("list")
+    {'hair_length': [0.1, 0.9], 'skin_tone': [0.1, 0.9]}
+"""
+
+from __future__ import annotations
+
+import os
+import zlib
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import IO
+
+import numpy as np
+import pandas as pd
+from scipy.stats import chi2
+
+from generators.base import Scale
+from searcher.errors import ParameterError
+
+__all__ = [
+    "COLUMNS",
+    "PruneReport",
+    "aggregate",
+    "krippendorff_alpha",
+    "latent_fakeness",
+    "prune",
+    "read_annotations",
+    "simulate_annotations",
+    "wide",
+    "write_annotations",
+]
+
+COLUMNS = ("image", "attribute", "annotator", "value")
+
+
+def _scales(scales: Mapping[str, Scale] | None) -> Mapping[str, Scale]:
+    """`scales`, or those of the default generator (`faces`) when None."""
+    if scales is not None:
+        return scales
+    import generators
+
+    return generators.vocabulary("faces").scales
+
+
+def _scale(attribute: str, scales: Mapping[str, Scale]) -> Scale:
+    if attribute not in scales:
+        raise ParameterError(
+            f"No annotation scale for attribute {attribute!r}. Known attributes: {', '.join(scales)}; "
+            "pass scales={..., name: Scale(levels, low, high)} for others."
+        )
+    return scales[attribute]
+
+
+def simulate_annotations(
+    truth: pd.DataFrame,
+    attributes: Sequence[str] | None = None,
+    n_annotators: int = 5,
+    noise: float = 0.1,
+    bias: float = 0.05,
+    scales: Mapping[str, Scale] | None = None,
+    seed: int | Sequence[int] = 0,
+) -> pd.DataFrame:
+    """Ratings of `n_annotators` simulated annotators for every image (row of `truth`, keyed by its index).
+
+    Annotator ``a`` rates image ``i`` at ``scale.level(x_i + (b_a + e_ai) * (high - low))`` with a
+    per-annotator bias ``b_a ~ N(0, bias)`` and per-rating noise ``e_ai ~ N(0, noise)``, both in
+    units of the attribute's dynamic range (the paper's median per-image std is about 0.1).
+
+    Args:
+        truth: one row per image, e.g. `Batch.truth`; its index is the image id.
+        attributes: columns to rate (default: every column that has a scale).
+        seed: an int or a sequence of ints; the ratings of one attribute depend only on `seed`,
+            the attribute's name and `truth`.
+
+    Returns:
+        A long table with columns `image, attribute, annotator, value` (value: the level, 1 .. L).
+    """
+    if n_annotators < 1 or noise < 0 or bias < 0:
+        raise ParameterError(f"Need n_annotators >= 1, noise >= 0 and bias >= 0. Got {n_annotators=}, {noise=}, {bias=} instead.")
+    scales = _scales(scales)
+    attributes = [c for c in truth.columns if c in scales] if attributes is None else list(attributes)
+    missing = [a for a in attributes if a not in truth.columns]
+    if missing:
+        raise ParameterError(f"Attributes {missing} are not columns of the truth table. Columns: {', '.join(map(str, truth.columns))}.")
+    frames = []
+    for attribute in attributes:
+        scale = _scale(attribute, scales)
+        rng = np.random.default_rng([*np.atleast_1d(seed).tolist(), zlib.crc32(attribute.encode())])
+        x = truth[attribute].to_numpy(float)
+        offsets = rng.normal(0.0, bias, n_annotators)[None, :] + rng.normal(0.0, noise, (len(x), n_annotators))
+        levels = scale.level(x[:, None] + offsets * (scale.high - scale.low))
+        frames.append(pd.DataFrame({
+            "image": np.repeat(truth.index.to_numpy(), n_annotators),
+            "attribute": attribute,
+            "annotator": np.tile(np.arange(n_annotators), len(x)),
+            "value": levels.ravel().astype(np.int64),
+        }))
+    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=list(COLUMNS))
+
+
+def latent_fakeness(z: np.ndarray) -> np.ndarray:
+    """A simulated "fakeness" truth in [0, 1] for latent codes: how atypical ``||z||^2`` is under N(0, I_D).
+
+    Generators look least real far from their training mass. The chi-square CDF of ``||z||^2``
+    is uniform on the prior; its top 10% maps linearly to 0 .. 1, so about 2.5% of prior samples
+    (the paper saw under 10%) and more of the far corners of transects reach "likely fake". A
+    stand-in for the paper's realism question until people rate the images.
+    """
+    z = np.atleast_2d(np.asarray(z, float))
+    return np.clip((chi2.cdf((z**2).sum(axis=1), z.shape[1]) - 0.9) / 0.1, 0.0, 1.0)
+
+
+def read_annotations(source: str | os.PathLike | IO[str], scales: Mapping[str, Scale] | None = None) -> pd.DataFrame:
+    """Reads ratings from a CSV with columns `image, attribute, annotator, value` and checks them.
+
+    Every attribute needs a scale and every value must be a level 1 .. L of it.
+    """
+    scales = _scales(scales)
+    table = pd.read_csv(source)
+    missing = [c for c in COLUMNS if c not in table.columns]
+    if missing:
+        raise ParameterError(f"The annotation CSV lacks columns {missing}. It needs: {', '.join(COLUMNS)}.")
+    table = table[list(COLUMNS)]
+    for attribute, values in table.groupby("attribute")["value"]:
+        scale = _scale(str(attribute), scales)
+        bad = values[~values.isin(range(1, scale.levels + 1))]
+        if len(bad):
+            raise ParameterError(
+                f"Annotations of {attribute!r} must be levels 1 .. {scale.levels}. Got {bad.iloc[0]} (and {len(bad) - 1} more) instead."
+            )
+    return table.astype({"value": np.int64}).reset_index(drop=True)
+
+
+def write_annotations(annotations: pd.DataFrame, path: str | os.PathLike) -> None:
+    """Writes ratings as the CSV `read_annotations` reads."""
+    annotations[list(COLUMNS)].to_csv(path, index=False)
+
+
+def aggregate(annotations: pd.DataFrame, scales: Mapping[str, Scale] | None = None) -> pd.DataFrame:
+    """Mean, spread and agreement of the ratings, per image and attribute.
+
+    Returns:
+        A table indexed by `(image, attribute)` with columns `n` (ratings), `mean` and `std`
+        (population std) in levels, `mode` (the most frequent level, the lower on a tie),
+        `agreement` (fraction of ratings equal to the mode), and `score` = (mean - 1) / (L - 1)
+        and `spread` = std / (L - 1), both in units of the dynamic range as in Fig. 8.
+    """
+    scales = _scales(scales)
+    keys = ["image", "attribute"]
+    grouped = annotations.groupby(keys)["value"]
+    out = grouped.agg(n="size", mean="mean")
+    out["std"] = grouped.std(ddof=0)
+    counts = annotations.groupby([*keys, "value"]).size().rename("count").reset_index()
+    top = counts.sort_values([*keys, "count", "value"], ascending=[True, True, False, True]).drop_duplicates(keys)
+    top = top.set_index(keys)
+    out["mode"] = top["value"]
+    out["agreement"] = top["count"] / out["n"]
+    span = out.index.get_level_values("attribute").map(lambda a: _scale(a, scales).levels - 1).to_numpy(float)
+    out["score"] = (out["mean"] - 1.0) / span
+    out["spread"] = out["std"] / span
+    return out
+
+
+def wide(aggregated: pd.DataFrame, column: str = "score") -> pd.DataFrame:
+    """One row per image, one column per attribute, of an `aggregate` column (default: `score`)."""
+    table = aggregated[column].unstack("attribute")
+    table.columns.name = None
+    return table
+
+
+def krippendorff_alpha(annotations: pd.DataFrame) -> pd.Series:
+    """Krippendorff's alpha with the interval metric, per attribute: 1 - D_o / D_e.
+
+    D_o is the mean squared difference between ratings of the same image (pairable images, with two
+    or more ratings), D_e that between any two ratings; 1 is perfect agreement, 0 chance level.
+    """
+    out = {}
+    for attribute, table in annotations.groupby("attribute"):
+        groups = table.groupby("image")["value"]
+        m = groups.transform("size").to_numpy()
+        values = table["value"].to_numpy(float)[m > 1]
+        dev = (values - groups.transform("mean").to_numpy()[m > 1]) ** 2
+        m = m[m > 1]
+        n = len(values)
+        # sum over ordered pairs within an image of (x_i - x_j)^2 = 2 m sum (x_i - mean)^2
+        observed = (2.0 * m * dev / (m - 1)).sum() / n if n > 1 else np.nan
+        expected = 2.0 * ((values - values.mean()) ** 2).sum() / (n - 1) if n > 1 else np.nan
+        out[attribute] = 1.0 - observed / expected if expected > 0 else np.nan
+    return pd.Series(out, name="alpha", dtype=float)
+
+
+@dataclass
+class PruneReport:
+    """What pruning kept, and how many each step removed, in order.
+
+    Attributes:
+        kept: the ids (images or transects) that survived.
+        steps: one row per step: `criterion`, `removed` (by this step), `remaining` (after it).
+    """
+
+    kept: pd.Index
+    steps: pd.DataFrame
+
+    def __str__(self) -> str:
+        total = int(self.steps["removed"].sum()) + len(self.kept)
+        lines = [f"pruning: {len(self.kept)} of {total} kept"]
+        lines += [f"  {r.criterion:<36} -{r.removed:<6} {r.remaining} left" for r in self.steps.itertuples()]
+        return "\n".join(lines)
+
+
+def prune(
+    scores: pd.DataFrame,
+    max_fakeness: float | None = 0.75,
+    ambiguous: Mapping[str, tuple[float, float]] | None = None,
+    fakeness: str = "fakeness",
+) -> PruneReport:
+    """Drops unrealistic and ambiguous images, as in Sec. 5.2.1.
+
+    First every image whose mean `fakeness` score is >= `max_fakeness` ("likely fake", 0.75), then,
+    attribute by attribute, every image whose score lies in the closed range `ambiguous[attribute]`.
+
+    Args:
+        scores: normalised scores, one row per image and one column per attribute (`wide(aggregate(...))`).
+        max_fakeness: None skips the realism step.
+        ambiguous: attribute -> (low, high) to drop; default the default generator's (`faces`:
+            the paper's skin tone and gender [0.4, 0.6] and hair length [0.3, 0.5]).
+    """
+    if ambiguous is None:
+        import generators
+
+        ambiguous = generators.vocabulary("faces").ambiguous
+    needed = ([fakeness] if max_fakeness is not None else []) + list(ambiguous)
+    missing = [c for c in needed if c not in scores.columns]
+    if missing:
+        raise ParameterError(f"Cannot prune on {missing}: no such score column. Columns: {', '.join(map(str, scores.columns))}.")
+    keep = pd.Series(True, index=scores.index)
+    rows = []
+
+    def step(criterion: str, drop: pd.Series) -> None:
+        removed = keep & drop
+        keep[removed] = False
+        rows.append({"criterion": criterion, "removed": int(removed.sum()), "remaining": int(keep.sum())})
+
+    if max_fakeness is not None:
+        step(f"{fakeness} >= {max_fakeness:g}", scores[fakeness] >= max_fakeness)
+    for attribute, (low, high) in ambiguous.items():
+        if low > high:
+            raise ParameterError(f"The ambiguous range of {attribute!r} must have low <= high. Got ({low}, {high}) instead.")
+        step(f"{attribute} in [{low:g}, {high:g}]", scores[attribute].between(low, high))
+    return PruneReport(kept=scores.index[keep.to_numpy()], steps=pd.DataFrame(rows, columns=["criterion", "removed", "remaining"]))

@@ -1,0 +1,350 @@
+"""What goes with a target's failures, as tables (CSV) and plots (PNG): `analyze(DIR)`, the
+library call behind `searcher analyze DIR`.
+
+    analyze("runs/random")                            a campaign directory (campaign.sqlite)
+    analyze("runs/transects", n_boot=200)             a transect directory (transects.csv)
+    analyze("runs/bo", attributes=["skin_tone", "age"], bins=4, out="report")
+
+Why (Balakrishnan et al., 000_086d20e137b04667.txt): the failure rate of each subgroup (E_j^s of
+eq. 1, with Wilson intervals; intersections as in Fig. 13) shows who fails, but on an observational
+sample it can blame an attribute that only travels with the cause. A logistic regression of the
+failure on all the binned attributes (eq. 2; coefficients with bootstrap errors as in Fig. 15) holds
+the others fixed, and transects, where the attributes are set by design, give the treatment effect
+E_j^1 - E_j^0 directly; where an axis has more than two steps the score sensitivity of Denton et al.
+(001_003fe66399ba5bbd.txt, eq. 3) is drawn along it.
+
+Rates are search-aware: an adaptive search (bo, tpe, cmaes) samples failures on purpose, so its
+trials are no population. Rates then come from the campaign's uniform audit sample
+(`searcher hunt --audit F`) only; without one nothing is written unless `--biased` asks for a
+description of the searched trials (files suffixed `_biased`). Trials whose target gave no answer
+or that were excluded as ambiguous are dropped and counted; a failure is a loss >= 0.5.
+
+Writes to DIR/analysis (or --out): subgroups.csv, effects.csv, subgroups.png, effects.png; for
+transects also ate.csv, and sensitivity.csv with sensitivity.png when an axis has more than two levels.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import itertools
+import warnings
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from searcher.errors import ParameterError
+from searcher.objective import FAILURE
+from searcher.validation import check_int, check_names
+
+__all__ = ["Analysis", "analyze"]
+
+OUTCOME = "failure"
+_BIASED_TITLE = "search trials, not population rates"
+
+
+@dataclass
+class _Rows:
+    """The judged rows of one directory: `OUTCOME` (0/1), the attribute columns and, for campaigns,
+    `strategy` (the strategy of each trial, "audit" for the audit sample)."""
+
+    kind: str  # "campaign" or "transects"
+    frame: pd.DataFrame
+    valid: list[str]
+    default: list[str]
+    note: str
+    strategy: str | None = None
+
+
+def _campaign_rows(path: Path) -> _Rows:
+    from searcher.campaign import load_campaign
+
+    result = load_campaign(path)
+    t = result.trials
+    if t.empty:
+        raise ParameterError(f"The campaign at {path} has no trials yet; run it first (searcher hunt --resume {path}).")
+    strategy = str(result.config.get("strategy"))
+    errors, excluded = t["error"].notna(), t["excluded"].notna() & t["error"].isna()
+    keep = ~errors & ~excluded & t["loss"].notna()
+    truth = pd.DataFrame([d or {} for d in t.loc[keep, "truth"]], index=t.index[keep])
+    source = t.loc[keep, "source"].fillna("search")
+    frame = truth.assign(**{OUTCOME: (t.loc[keep, "loss"] >= FAILURE).astype(np.int64),
+                            "strategy": np.where(source == "audit", "audit", strategy)})
+    valid = list(truth.columns)
+    default = [a for a in result.vocabulary.analysed if a in valid] or valid
+    note = (f"{path}: campaign ({strategy}), {len(t)} trials; dropped {int(errors.sum())} with a target error and "
+            f"{int(excluded.sum())} excluded as ambiguous; {int(keep.sum())} judged")
+    return _Rows("campaign", frame, valid, default, note, strategy)
+
+
+def _transect_rows(path: Path, keep_pruned: bool) -> _Rows:
+    t = pd.read_csv(path / "transects.csv")
+    axes = [c.removeprefix("value_") for c in t.columns if c.startswith("value_")]
+    if not axes or not {"transect", "error"} <= set(t.columns):
+        raise ParameterError(f"{path / 'transects.csv'} lacks the transect, error or value_<attribute> columns; "
+                             "write it with `searcher transect`.")
+    pruned = t["pruned"].fillna("").ne("") if "pruned" in t.columns else pd.Series(False, index=t.index)
+    failed = t["error"].isna()
+    keep = ~failed & (keep_pruned | ~pruned)
+    extra = [c for c in ("transect", "target_label", "target_score") if c in t.columns]
+    frame = pd.DataFrame({a: t.loc[keep, f"value_{a}"] for a in axes}).join(t.loc[keep, extra])
+    frame[OUTCOME] = t.loc[keep, "error"].astype(np.int64)
+    note = (f"{path}: {t['transect'].nunique()} transects along {', '.join(axes)}, "
+            f"{len(t)} images; dropped {int(failed.sum())} with a target error and "
+            + (f"kept {int((pruned & ~failed).sum())} pruned (--keep-pruned)" if keep_pruned
+               else f"{int((pruned & ~failed).sum())} pruned") + f"; {int(keep.sum())} judged")
+    return _Rows("transects", frame, axes, axes, note)
+
+
+def _load(path: Path, keep_pruned: bool) -> _Rows:
+    if (path / "campaign.sqlite").is_file():
+        return _campaign_rows(path)
+    if (path / "transects.csv").is_file():
+        return _transect_rows(path, keep_pruned)
+    where = "" if path.is_dir() else " (no such directory)"
+    raise ParameterError(f"{path}{where} is neither a campaign directory (campaign.sqlite, written by `searcher hunt`) "
+                         "nor a transect directory (transects.csv, written by `searcher transect`).")
+
+
+def _select(rows: _Rows, biased: bool) -> tuple[pd.DataFrame | None, str, str]:
+    """The rows that give rates, the file suffix, and a line saying which and why (search-aware)."""
+    from searcher.causal import UNIFORM_STRATEGIES
+
+    frame, s = rows.frame, rows.strategy
+    if rows.kind == "transects":
+        return frame, "", "transects set the attributes by design: rates and effects from every kept image"
+    uniform = frame["strategy"].isin(UNIFORM_STRATEGIES)
+    if uniform.all():
+        audit = int(frame["strategy"].eq("audit").sum())
+        return frame, "", f"rates from all {len(frame)} judged trials ({s!r} samples uniformly{', as does the audit' if audit else ''})"
+    if biased:
+        return frame, "_biased", (f"--biased: rates from all {len(frame)} judged trials, {int((~uniform).sum())} of them "
+                                  f"chosen by the adaptive {s!r} search; they describe the search, not a population")
+    if uniform.any():
+        return frame[uniform], "", (f"rates from the {int(uniform.sum())} audit trials only: the {int((~uniform).sum())} "
+                                    f"trials chosen by the adaptive {s!r} search over-sample failures on purpose")
+    return None, "", (
+        f"no rates written: the {s!r} search is adaptive and samples failures on purpose, so error rates over its "
+        f"{len(frame)} trials describe the search, not the target on a population, and the campaign has no uniform "
+        "audit sample. Remedies: re-run the campaign with an audit sample (`searcher hunt ... --audit 0.2`, or "
+        "Campaign(audit=0.2)) and analyze the audit trials, or run a random campaign (`--strategy random`). "
+        "`--biased` writes the tables anyway, as a description of the searched trials (files *_biased).")
+
+
+def _label(value: Any) -> str:
+    return f"{value:g}" if isinstance(value, (float, np.floating)) else str(value)
+
+
+def _levels(frame: pd.DataFrame, attr: str, bins: int | None) -> pd.DataFrame:
+    """0/1 indicators, one column per level of `attr` in order: numeric columns with more than
+    `bins` values are cut at their quantiles (`bins=None`: never), anything else keeps its values."""
+    from searcher.causal import one_hot_bins
+
+    x = frame[attr]
+    if bins and pd.api.types.is_numeric_dtype(x) and not pd.api.types.is_bool_dtype(x) and x.nunique() > bins:
+        edges = np.unique(np.quantile(x, np.linspace(0, 1, bins + 1)))
+        labels = [f"[{lo:.3g}, {hi:.3g}{']' if i == len(edges) - 2 else ')'}" for i, (lo, hi) in enumerate(itertools.pairwise(edges))]
+        return one_hot_bins(frame, attr, edges, labels)
+    values = sorted(x.unique(), key=lambda v: (isinstance(v, str), v))
+    return pd.DataFrame({_label(v): (x == v).astype(np.int64) for v in values}, index=frame.index)
+
+
+def _subgroups(levels: dict[str, pd.DataFrame], frame: pd.DataFrame, groups: list[tuple[str, ...]], biased: bool) -> pd.DataFrame:
+    from searcher.causal import subgroup_error_rates
+
+    cats = pd.DataFrame({a: pd.Categorical(oh.idxmax(axis=1), categories=oh.columns) for a, oh in levels.items()}, index=frame.index)
+    data = cats.join(frame[[c for c in (OUTCOME, "strategy") if c in frame.columns]])
+    parts = []
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message=".*allow_biased=True")  # the summary and file names say so
+        for by in groups:
+            rates = subgroup_error_rates(data, OUTCOME, list(by), allow_biased=biased)
+            level = [" | ".join(map(str, v)) if isinstance(v, tuple) else str(v) for v in rates.index]
+            parts.append(rates.reset_index(drop=True).assign(attribute=" x ".join(by), level=level))
+    return pd.concat(parts, ignore_index=True)[["attribute", "level", "n", "errors", "rate", "low", "high"]]
+
+
+def _design(levels: dict[str, pd.DataFrame]) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """One-hot covariates without each attribute's first (reference) level, and what each column is."""
+    cols, about = {}, []
+    for attr, oh in levels.items():
+        oh = oh.loc[:, oh.any()]  # empty bins carry nothing
+        for level in oh.columns[1:]:
+            cols[f"{attr}={level}"] = oh[level]
+            about.append({"covariate": f"{attr}={level}", "attribute": attr, "level": level, "reference": oh.columns[0]})
+    return pd.DataFrame(cols, index=next(iter(levels.values())).index), pd.DataFrame(about)
+
+
+def _effects(X: pd.DataFrame, about: pd.DataFrame, outcome: pd.Series, n_boot: int, seed: int) -> pd.DataFrame:
+    from searcher.causal import logistic_effects
+
+    fit = logistic_effects(X.assign(**{OUTCOME: outcome}), OUTCOME, list(X.columns), n_boot=n_boot, seed=seed)
+    return about.join(fit.reset_index(drop=True))
+
+
+def _ates(frame: pd.DataFrame, axes: Sequence[str]) -> pd.DataFrame:
+    """E_j^1 - E_j^0 per manipulated attribute: images on its high side (decision value > 0) against the low side."""
+    from searcher.causal import ate
+
+    rows = []
+    for a in axes:
+        side = pd.Series(np.where(frame[a] > 0, "high", np.where(frame[a] < 0, "low", "")), index=frame.index)
+        sub = frame[side != ""].assign(side=side)
+        if sub["side"].nunique() == 2:
+            rows.append({"attribute": a, "treated": f"{a} > 0", "control": f"{a} < 0",
+                         **dataclasses.asdict(ate(sub, OUTCOME, "side", treated="high"))})
+    return pd.DataFrame(rows)
+
+
+def _sensitivity(frame: pd.DataFrame, axes: Sequence[str]) -> tuple[pd.DataFrame | None, str]:
+    """Score sensitivity along every axis with more than two steps: lambda is the decision value
+    minus the step nearest 0 (0 itself on grids with a centre); an image is a transect and a point
+    of the other axes; the score is the probability of one label (`positive`)."""
+    from searcher.causal import score_sensitivity
+
+    long = [a for a in axes if frame[a].nunique() > 2]
+    if not long:
+        return None, ""
+    score = frame.get("target_score", pd.Series(np.nan, index=frame.index))
+    if "target_label" not in frame or not score.between(0, 1).all():
+        return None, "no sensitivity curves: the target gave no probability score in [0, 1] for every image (detectors give none)"
+    label = frame["target_label"].astype(str)
+    positive = label.max()
+    f = np.where(label == positive, score, 1 - score)
+    parts = []
+    for a in long:
+        ref = min(frame[a].unique(), key=abs)
+        image = frame[["transect", *[b for b in axes if b != a]]].astype(str).agg("/".join, axis=1)
+        tidy = pd.DataFrame({"image": image, "lambda": frame[a] - ref, "score": f})
+        tidy = tidy[tidy.groupby("image")["lambda"].transform(lambda v: (v == 0).any())]  # its reference step was kept
+        parts.append(score_sensitivity(tidy).reset_index().assign(attribute=a, reference=ref, positive=positive))
+    out = pd.concat(parts, ignore_index=True)
+    return out[["attribute", "reference", "positive", "lambda", "n", "sensitivity", "std", "low", "high"]], ""
+
+
+@dataclass(eq=False)  # compares as the mapping of its tables
+class Analysis(Mapping[str, pd.DataFrame]):
+    """What `analyze` found: name -> table (a read-only mapping), the summary in words, and the
+    files written (none when an adaptive campaign gave no rates)."""
+
+    tables: dict[str, pd.DataFrame]
+    lines: list[str]
+    written: list[Path] = field(default_factory=list)
+
+    def __getitem__(self, name: str) -> pd.DataFrame:
+        return self.tables[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.tables)
+
+    def __len__(self) -> int:
+        return len(self.tables)
+
+    def summary(self) -> str:
+        """The summary a person reads: where the rates come from, the rates, the largest effects."""
+        return "\n".join(self.lines)
+
+
+def analyze(directory: str | Path, out: str | Path | None = None, attributes: Sequence[str] | None = None, bins: int = 3,
+            n_boot: int = 1000, seed: int = 0, biased: bool = False, keep_pruned: bool = False) -> Analysis:
+    """Analyses a campaign or transect directory and writes its tables and plots.
+
+    Args:
+        directory: a campaign directory (campaign.sqlite) or a transect directory (transects.csv).
+        out: where the files go (default `directory/analysis`).
+        attributes: campaigns: truth columns (default: the generator's `vocabulary.analysed`, else
+            all of its truth); transects: manipulated attributes (default: all, plus their pairwise intersections).
+        bins: campaigns: numeric attributes with more values are cut at this many quantiles.
+        n_boot, seed: bootstrap resamples of the logistic effects and their seed.
+        biased: for an adaptive campaign, compute the tables on every judged trial, searched ones
+            included, instead of on the audit sample (or, without one, instead of writing nothing);
+            the files are suffixed `_biased` and the plot titles say so.
+        keep_pruned: transects: include the images and transects `searcher transect` pruned.
+
+    Returns:
+        An `Analysis`: name -> table, `subgroups` (attribute, level, n, errors, rate, low, high) and `effects`
+        (covariate, attribute, level, reference, coef, std, low, high) when written, for transects
+        `ate` and, with an axis of more than two steps and probability scores, `sensitivity`; empty
+        when an adaptive campaign has no audit sample and `biased` is False (nothing is written).
+        Its `summary()` says where the rates come from and what they are.
+
+    Raises:
+        ParameterError: not a campaign or transect directory, unknown attributes, bad options, or
+        no judged rows.
+    """
+    from searcher.causal import wilson_interval
+    from searcher.figures.analysis import plot_effects, plot_sensitivity, plot_subgroups
+
+    check_int("bins", bins, 2, owner="analyze")
+    check_int("n_boot", n_boot, 0, owner="analyze")
+    check_int("seed", seed, 0, owner="analyze")
+    path = Path(directory)
+    rows = _load(path, keep_pruned)
+    attrs = check_names(attributes, rows.valid, flag="--attributes") if attributes is not None else rows.default
+    if not attrs:
+        raise ParameterError(f"Give at least one attribute. Valid attributes: {', '.join(rows.valid)}.")
+    frame, suffix, why = _select(rows, biased)
+    lines = [rows.note, why]
+    if frame is None:
+        return Analysis({}, lines)
+    if frame.empty:
+        raise ParameterError(f"{path}: no judged rows left to analyse ({'; '.join(lines)}).")
+    transects = rows.kind == "transects"
+    levels = {a: _levels(frame, a, None if transects else bins) for a in attrs}
+    groups = [(a,) for a in attrs] + (list(itertools.combinations(attrs, 2)) if transects else [])
+    tables = {"subgroups": _subgroups(levels, frame, groups, biased)}
+    k, n = int(frame[OUTCOME].sum()), len(frame)
+    low, high = wilson_interval(k, n)
+    lines.append(f"overall failure rate {k / n:.3f} [{low:.3f}, {high:.3f}] ({k} of {n})")
+    X, about = _design(levels)
+    if 0 < k < n and X.shape[1]:
+        tables["effects"] = _effects(X, about, frame[OUTCOME], n_boot, seed)
+    else:
+        lines.append("no effects: " + (f"{'every' if k else 'no'} row is a failure" if not 0 < k < n
+                                       else "every attribute has a single level") + ", so there is nothing to regress")
+    if transects:
+        tables["ate"] = _ates(frame, attrs)
+        sensitivity, reason = _sensitivity(frame, attrs)
+        lines += [reason] if reason else []
+        if sensitivity is not None:
+            tables["sensitivity"] = sensitivity
+
+    dest = Path(out) if out is not None else path / "analysis"
+    dest.mkdir(parents=True, exist_ok=True)
+    for name, table in tables.items():
+        table.to_csv(dest / f"{name}{suffix}.csv", index=False)
+    tail = f" — {_BIASED_TITLE}" if suffix else ""
+    plot_subgroups(tables["subgroups"], attrs, k / n, f"failure rate by subgroup{tail}", dest / f"subgroups{suffix}.png")
+    written = [f"{name}{suffix}.csv" for name in tables] + [f"subgroups{suffix}.png"]
+    if "effects" in tables:
+        plot_effects(tables["effects"], f"logistic effects on failure (eq. 2){tail}", dest / f"effects{suffix}.png")
+        written.append(f"effects{suffix}.png")
+    if "sensitivity" in tables:
+        plot_sensitivity(tables["sensitivity"], dest / "sensitivity.png")
+        written.append("sensitivity.png")
+    lines += [*_highlights(tables, attrs), f"wrote {dest}/: {', '.join(written)}"]
+    return Analysis(tables, lines, [dest / w for w in written])
+
+
+def _highlights(tables: dict[str, pd.DataFrame], attrs: Sequence[str]) -> list[str]:
+    """Summary lines: rates per level of each attribute, the largest effects, the treatment effects."""
+    sub = tables["subgroups"]
+    out = [f"  {a}: " + ", ".join(f"{r.level} {r.rate:.2f} (n {r.n})" for r in sub[sub["attribute"] == a].itertuples())
+           for a in attrs]
+    if "effects" in tables:
+        eff = tables["effects"]
+        top = eff.reindex(eff["coef"].abs().sort_values(ascending=False).index).head(5)
+        out.append("largest effects (log odds vs the reference level, ± bootstrap std):")
+        out += [f"  {r.covariate:<32} {r.coef:+.2f} ± {r.std:.2f} (vs {r.reference})" for r in top.itertuples()]
+    if len(tables.get("ate", [])):
+        out.append("treatment effects E^1 - E^0 (high side - low side, 95% Newcombe):")
+        out += [f"  {r.attribute:<24} {r.value:+.3f} [{r.low:+.3f}, {r.high:+.3f}]" for r in tables["ate"].itertuples()]
+    if "sensitivity" in tables:
+        sens = tables["sensitivity"]
+        out.append(f"score sensitivity of P({sens['positive'].iloc[0]}) (mean change from the reference step):")
+        out += [f"  {a:<24} " + ", ".join(f"{r['lambda']:+g} -> {r.sensitivity:+.3f}" for _, r in g.iterrows() if r["lambda"])
+                for a, g in sens.groupby("attribute", sort=False)]
+    return out

@@ -1,0 +1,185 @@
+"""What a campaign is: a frozen, validated configuration, and the sub-space it searches.
+
+    >>> c = Campaign(generator="faces", target="dlib-hog", strategy="random", budget=40, out="runs/try")
+    >>> c.run()                                        # doctest: +SKIP
+    >>> load_campaign("runs/try").trials.loss.mean()   # doctest: +SKIP
+
+The fields are the one list of a campaign's settings: `searcher hunt` derives its flags from them
+(`help` and `flag` in each field's metadata) and a TOML `--config` file takes the same keys, so a
+setting added here is a flag, a TOML key and a stored value at once. `run()` hands the
+configuration to the loop (`loop.py`); the configuration itself never changes.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from searcher.campaign.executors import EXECUTORS
+from searcher.errors import ParameterError
+from searcher.objective import LOSSES, ObjectiveSpec
+from searcher.space import Space
+from searcher.validation import check_choice, check_int, check_number
+
+if TYPE_CHECKING:
+    from searcher.campaign.result import CampaignResult
+
+__all__ = ["CUBES", "Campaign", "search_space"]
+
+CUBES = ("prior", "box")  # what a point of the unit cube means: prior quantiles, or the raw parameter box
+
+
+def search_space(space: Space, vary: Sequence[str] | None, fix: Mapping[str, Any] | None) -> tuple[Space, dict[str, Any]]:
+    """The sub-space a campaign searches, and the values it holds constant.
+
+    `vary` names the parameters to search (default: all); `fix` pins values (validated); every
+    other parameter stays at its default. A latent block is searched whole when `vary` is None
+    or names any of its coordinates.
+    """
+    fix = dict(fix or {})
+    names = {p.name for p in space.params} | set(space.latent.names if space.latent else [])
+    for name in [*(vary or []), *fix]:
+        if name not in names:
+            raise ParameterError(f"Unknown parameter {name!r} in vary/fix. Valid parameters: {', '.join(space.names)}.")
+    fixed = space.validate(fix)[0]  # checks the values; fills the rest with defaults
+    overlap = sorted(set(vary or []) & set(fix))
+    if overlap:
+        raise ParameterError(f"A parameter cannot be both varied and fixed: {overlap}.")
+    chosen = [p for p in space.params if (vary is None or p.name in vary) and p.name not in fix]
+    latent = space.latent
+    if latent is not None and (any(n in fix for n in latent.names) or (vary is not None and not set(vary) & set(latent.names))):
+        latent = None
+    if not chosen and latent is None:
+        raise ParameterError("Nothing left to search: vary names no free parameter.")
+    sub = Space(chosen, latent)
+    held = {k: v for k, v in fixed.items() if k not in sub.names}
+    return sub, held
+
+
+def _setting(default: Any, help: str, flag: str | None = None, **extra: Any) -> Any:  # noqa: A002 - argparse's word
+    """A campaign field with its command-line help (and flag, when not `--name-with-dashes`)."""
+    factory = {"default_factory": default} if callable(default) else {"default": default}
+    return field(**factory, metadata={"help": help, "flag": flag, **extra})
+
+
+@dataclass(frozen=True)
+class Campaign:
+    """One failure-hunting campaign's configuration; keywords as the `searcher hunt` flags.
+
+    Args:
+        generator, target, strategy: plug-in and strategy names (`searcher list`).
+        budget: evaluations in all.
+        batch: points proposed and evaluated together.
+        workers: evaluation workers (more than one runs on Ray).
+        seed: seeds the strategy and the rendering.
+        out: the campaign directory (SQLite record and images).
+        alpha: weight of the diversity term of eq. (4) (BO only; default the strategy's, 0.6).
+        vary, fix: search only these parameters / hold these at a value.
+        executor: "local" or "ray" (default: ray when workers > 1).
+        ray_address: join an existing Ray cluster.
+        generator_options, target_options, strategy_options: passed to the plug-ins.
+        truth_column, cut, margin, loss: how a classify target is judged (see searcher.objective).
+        audit: fraction of every batch drawn uniformly at random (in the same cube, from its own
+            seeded stream) instead of by the strategy, and stored with `source = "audit"`: an
+            unbiased sample for population error rates beside an adaptive search, which
+            over-samples failures on purpose. The strategy is not told these points. Default 0.
+        cube: "prior" (default): the strategies' unit cube holds quantiles of each parameter's
+            everyday prior, so uniform search samples ordinary faces and conditions and failures
+            are the rare thing to find; "box": the raw parameter ranges, where most of the volume
+            is extreme (uniform blur, noise and yaw) and most faces fail.
+    """
+
+    generator: str = _setting("faces", "generator name (default: faces)")
+    target: str = _setting("dlib-cnn", "target name (default: dlib-cnn)")
+    strategy: str = _setting("bo", "random, sobol, bo (default), tpe or cmaes")
+    budget: int = _setting(400, "evaluations in all (default: 400)")
+    batch: int = _setting(4, "points proposed and evaluated together (default: 4)")
+    workers: int = _setting(1, "evaluation workers; more than one runs on Ray (default: 1)")
+    seed: int = _setting(0, "seed of the strategy and the rendering (default: 0)")
+    out: str = _setting("runs/campaign", "campaign directory (default: runs/campaign)")
+    alpha: float | None = _setting(None, "weight of the diversity term, eq. (4) (default: 0.6)")
+    vary: Sequence[str] | None = _setting(None, "comma-separated parameters to search (default: all)")
+    fix: Mapping[str, Any] = _setting(dict, "hold a parameter at a value (repeatable)", metavar="NAME=VALUE")
+    executor: str | None = _setting(None, "local or ray (default: ray when --workers > 1)", choices=EXECUTORS)
+    ray_address: str | None = _setting(None, "join a running Ray cluster (e.g. auto, or ray://host:10001)")
+    generator_options: Mapping[str, Any] = _setting(dict, "a generator option (repeatable)", "--generator-option", metavar="KEY=VALUE")
+    target_options: Mapping[str, Any] = _setting(dict, "a target option (repeatable)", "--option", metavar="KEY=VALUE")
+    strategy_options: Mapping[str, Any] = _setting(dict, "a strategy option (repeatable)", "--strategy-option", metavar="KEY=VALUE")
+    truth_column: str | None = _setting(None, "classify targets: the truth column their label is judged against")
+    cut: float | None = _setting(None, "classify targets: truth >= cut is the second label")
+    margin: float = _setting(0.1, "classify targets: truth this close to the cut is ambiguous (default: 0.1)")
+    loss: str = _setting("zero-one", "classify targets: 0/1 or 1 - p(true label)", choices=LOSSES)
+    cube: str = _setting("prior", "search prior quantiles (default) or the raw parameter box", choices=CUBES)
+    audit: float = _setting(0.0, "fraction of the budget drawn uniformly at random beside the search, for unbiased "
+                                 "error rates (default: 0)", metavar="F")
+
+    def __post_init__(self) -> None:
+        owner = "Campaign"
+        for name in ("budget", "batch", "workers"):
+            check_int(name, getattr(self, name), 1, owner=owner)
+        check_int("seed", self.seed, 0, owner=owner)
+        if self.alpha is not None:
+            check_number("alpha", self.alpha, 0.0, 1.0, owner=owner)
+        check_number("audit", self.audit, 0.0, 1.0, open_high=True, owner=owner)
+        if self.executor is not None:
+            check_choice("executor", self.executor, EXECUTORS, owner=owner)
+        check_choice("cube", self.cube, CUBES, owner=owner)
+        for name in ("fix", "generator_options", "target_options", "strategy_options"):
+            value = getattr(self, name)
+            if not isinstance(value, Mapping):
+                raise ParameterError(f"The {name!r} option of Campaign must be a table of NAME = VALUE. Got {value!r} instead.")
+            object.__setattr__(self, name, dict(value))
+        if isinstance(self.vary, str):
+            object.__setattr__(self, "vary", tuple(v.strip() for v in self.vary.split(",") if v.strip()))
+        elif self.vary is not None:
+            object.__setattr__(self, "vary", tuple(self.vary))
+        self.spec()  # checks loss and margin
+
+    @classmethod
+    def keys(cls) -> tuple[str, ...]:
+        """The settings a campaign has: its fields, the keys of a TOML `--config`."""
+        return tuple(f.name for f in dataclasses.fields(cls))
+
+    @classmethod
+    def from_dir(cls, directory: str | Path) -> Campaign:
+        """The campaign stored in `directory`, to resume it there (wherever it was first run)."""
+        from searcher.campaign.store import Store
+
+        path = Path(directory)
+        if not (path / "campaign.sqlite").is_file():
+            raise ParameterError(f"No campaign to resume at {path} (campaign.sqlite is missing).")
+        store = Store(path)
+        try:
+            config = store.config
+        finally:
+            store.close()
+        if config is None:
+            raise ParameterError(f"The campaign at {path} has no configuration stored.")
+        return cls(**{**cls.with_defaults(config), "out": str(path)})
+
+    @classmethod
+    def with_defaults(cls, stored: Mapping[str, Any]) -> dict[str, Any]:
+        """A stored configuration completed with the defaults of settings added since it was written."""
+        defaults = cls().config()
+        return json.loads(json.dumps({**{k: v for k, v in defaults.items() if k not in stored}, **stored}))
+
+    def spec(self) -> ObjectiveSpec:
+        """The objective's pieces, for any worker to build."""
+        return ObjectiveSpec(self.generator, self.target, dict(self.generator_options), dict(self.target_options),
+                             self.loss, self.truth_column, self.cut, self.margin)
+
+    def config(self) -> dict[str, Any]:
+        """The JSON-serialisable configuration stored with the campaign."""
+        out = dataclasses.asdict(self)
+        out["vary"] = list(self.vary) if self.vary is not None else None
+        return out
+
+    def run(self, progress: bool = True, resume: bool = False) -> CampaignResult:
+        """Runs (or, with `resume`, continues) the campaign until the budget is spent (`loop.run`)."""
+        from searcher.campaign.loop import run
+
+        return run(self, progress=progress, resume=resume)

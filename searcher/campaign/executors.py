@@ -1,0 +1,108 @@
+"""Where evaluations run: in this process (`local`) or on Ray actors (`ray`).
+
+Both take an `ObjectiveSpec` and evaluate a batch of params dicts with one seed; the objective is a
+pure function of (params, seed), so the same batch gives the same outcomes on either executor.
+Ray actors build the generator and target once and receive a slice of the batch per call (a call
+costs milliseconds, an image far less), and `address=` joins an existing Ray cluster.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from searcher.errors import ParameterError, PluginError
+from searcher.objective import Objective, ObjectiveSpec, Outcome
+from searcher.validation import check_choice
+
+__all__ = ["EXECUTORS", "LocalExecutor", "RayExecutor", "make_executor"]
+
+EXECUTORS = ("local", "ray")
+
+
+class LocalExecutor:
+    """Evaluates in this process (with `objective`, one already built from `spec`)."""
+
+    name = "local"
+
+    def __init__(self, spec: ObjectiveSpec, objective: Objective | None = None) -> None:
+        self.spec = spec
+        self.objective = objective if objective is not None else spec.build()
+        self.workers = 1
+
+    def evaluate(self, params: Sequence[Mapping[str, Any]], seed: int) -> list[tuple[Outcome, str]]:
+        return [(o, "local") for o in self.objective.evaluate(params, seed)]
+
+    def close(self) -> None:
+        pass
+
+
+class RayExecutor:
+    """Evaluates on `workers` Ray actors, each holding its own generator and target.
+
+    Args:
+        spec: what to evaluate.
+        workers: number of actors (one CPU each).
+        address: a running Ray cluster to join ("auto" or "ray://host:port"); None starts a local
+            Ray on this machine.
+    """
+
+    name = "ray"
+
+    def __init__(self, spec: ObjectiveSpec, workers: int = 2, address: str | None = None) -> None:
+        try:
+            import ray
+        except ImportError as exc:
+            raise PluginError("The ray executor needs Ray: pip install 'ray'") from exc
+        self._ray = ray
+        self.spec, self.workers = spec, int(workers)
+        if not ray.is_initialized():
+            if address is None:
+                ray.init(num_cpus=max(self.workers, os.cpu_count() or 1), include_dashboard=False, log_to_driver=False)
+            else:
+                ray.init(address=address, log_to_driver=False)
+        self._actor_class = ray.remote(num_cpus=1)(_Worker)
+        self._actors = [self._actor_class.remote(spec, f"ray-{i}") for i in range(self.workers)]
+
+    def evaluate(self, params: Sequence[Mapping[str, Any]], seed: int) -> list[tuple[Outcome, str]]:
+        parts = [list(p) for p in np.array_split(np.arange(len(params)), self.workers) if len(p)]
+        futures = [actor.evaluate.remote([params[i] for i in part], seed) for actor, part in zip(self._actors, parts)]
+        out: list[tuple[Outcome, str]] = []
+        for result in self._ray.get(futures):
+            out.extend(result)
+        return out
+
+    def close(self) -> None:
+        for actor in self._actors:
+            self._ray.kill(actor)
+        self._actors = []
+
+
+class _Worker:
+    """A Ray actor: builds the objective once, evaluates slices of batches."""
+
+    def __init__(self, spec: ObjectiveSpec, name: str) -> None:
+        import torch
+
+        torch.set_num_threads(1)  # one CPU per actor
+        self.objective, self.name = spec.build(), name
+
+    def evaluate(self, params: list[dict[str, Any]], seed: int) -> list[tuple[Outcome, str]]:
+        return [(o, self.name) for o in self.objective.evaluate(params, seed)]
+
+
+def make_executor(name: str | None, spec: ObjectiveSpec, workers: int = 1, address: str | None = None,
+                  objective: Objective | None = None) -> LocalExecutor | RayExecutor:
+    """`local` for one worker, `ray` for more (or when an address is given), unless named; a local
+    executor evaluates `objective` if given (Ray actors always build their own)."""
+    if name is None:
+        name = "ray" if workers > 1 or address else "local"
+    check_choice("executor", name, EXECUTORS)
+    if name == "local":
+        if workers != 1:
+            raise ParameterError(f"The local executor runs one worker; got workers={workers}. Use executor='ray' for more.")
+        return LocalExecutor(spec, objective)
+    return RayExecutor(spec, workers=workers, address=address)

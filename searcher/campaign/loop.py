@@ -1,0 +1,145 @@
+"""The campaign loop: ask, evaluate, store, tell, in synchronous batches, until the budget is spent.
+
+In batches of `batch` points: the strategy asks, the executor renders and judges, every trial is
+committed to the store as it comes back, the strategy is told the losses, and the batch is marked
+complete with the strategy's state. A resumed campaign first replays the store: it tells the
+strategy the stored history and restores the last state, re-asks the first incomplete batch (the
+same points, because proposals depend only on seed, step and history), and evaluates only the
+trials of it that are not stored yet: nothing is lost and nothing is evaluated twice.
+
+The generator is built once here and the target once for a local run (Ray actors build their own).
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+import numpy as np
+from tqdm import tqdm
+
+from searcher.campaign.config import Campaign, search_space
+from searcher.campaign.executors import make_executor
+from searcher.campaign.result import CampaignResult
+from searcher.campaign.store import Store
+from searcher.errors import ParameterError
+from searcher.space import Cube, Space
+from searcher.strategies import Strategy, make_strategy
+
+__all__ = ["audited", "run"]
+
+_AUDIT_STREAM = 0xA0D17  # keys the audit sample's draws apart from the strategies'
+
+
+def audited(campaign: Campaign, step: int, n: int) -> int:
+    """How many of batch `step`'s `n` points are the uniform audit sample (the last ones): the
+    running total is `round(audit * evaluations)`, so the fraction holds over the campaign."""
+    before = step * campaign.batch
+    return min(n, round(campaign.audit * (before + n)) - round(campaign.audit * before))
+
+
+def _losses(trials: dict[int, tuple[np.ndarray, float | None]], n: int) -> np.ndarray:
+    return np.array([np.nan if trials[i][1] is None else trials[i][1] for i in range(n)])
+
+
+class _Loop:
+    """One run of a campaign: its space, strategy, store and executor."""
+
+    def __init__(self, campaign: Campaign, resume: bool) -> None:
+        import generators
+
+        self.campaign = c = campaign
+        generator = generators.load(c.generator, **dict(c.generator_options))  # fails fast on a bad name
+        self.space, self.held = search_space(generator.space, c.vary, c.fix)
+        options = dict(c.strategy_options)
+        if c.alpha is not None:
+            options["alpha"] = c.alpha
+        self.strategy: Strategy = make_strategy(c.strategy, self.space, seed=c.seed, budget=c.budget, **options)
+        objective = c.spec().build(generator)  # the target and loss too, before anything is evaluated
+        self.store = Store(c.out)
+        self._check_stored(resume)
+        self.audit_cube = Cube(self.space)
+        self.executor = make_executor(c.executor, c.spec(), c.workers, c.ray_address, objective=objective)
+
+    def _check_stored(self, resume: bool) -> None:
+        c, stored = self.campaign, self.store.config
+        if stored is not None and not resume:
+            raise ParameterError(f"{c.out} already holds a campaign; resume it with `searcher hunt --resume {c.out}` or choose another --out.")
+        if stored is not None and {**Campaign.with_defaults(stored), "out": c.out} != json.loads(json.dumps(c.config())):
+            raise ParameterError(f"{c.out} holds a campaign with another configuration; resume it as it was.")
+        self.store.save_config(c.config())
+
+    def replay(self) -> tuple[int, int]:
+        """Tells the strategy every completed batch and restores its last state; returns the
+        evaluations done and the next step."""
+        done = 0
+        for step, size, state in self.store.steps():
+            searched = size - audited(self.campaign, step, size)
+            trials = self.store.step_trials(step)
+            self.strategy.tell(np.stack([trials[i][0] for i in range(searched)]), _losses(trials, searched))
+            self.strategy.restore(state)
+            done += size
+        return done, len(self.store.steps())
+
+    def propose(self, step: int, n: int) -> tuple[np.ndarray, int]:
+        """Batch `step`'s `n` points: the strategy's, then the audit sample's; and how many are audit."""
+        k = audited(self.campaign, step, n)
+        space: Space = self.space
+        X = np.clip(np.asarray(self.strategy.ask(n - k, step), float), 0.0, 1.0) if n > k else np.zeros((0, space.dim))
+        if k:
+            rng = np.random.default_rng([self.campaign.seed, step, _AUDIT_STREAM])
+            X = np.concatenate([X, self.audit_cube.uniform(rng, k)])
+        return X, k
+
+    def evaluate(self, step: int, X: np.ndarray, audit: int) -> int:
+        """Evaluates and stores the trials of batch `step` not stored yet; returns the failures among them."""
+        n = len(X)
+        have = self.store.step_trials(step)
+        todo = [i for i in range(n) if i not in have]
+        if not todo:
+            return 0
+        params = self.space.from_unit(X, quantiles=self.campaign.cube == "prior")
+        outcomes = self.executor.evaluate([{**self.held, **params[i]} for i in todo], self.campaign.seed)
+        for i, (outcome, worker) in zip(todo, outcomes):
+            self.store.add_trial(step, i, X[i], outcome, worker, "audit" if i >= n - audit else "search")
+        return sum(bool(o.failure) for o, _ in outcomes)
+
+    def finish(self, step: int, X: np.ndarray, audit: int) -> None:
+        """Tells the strategy the searched points of batch `step` and marks the batch complete."""
+        searched = len(X) - audit
+        loss = _losses(self.store.step_trials(step), len(X))[:searched]
+        composite = self.strategy.composite(X[:searched], loss) if searched else None
+        if searched:
+            self.strategy.tell(X[:searched], loss)
+        self.store.finish_step(step, len(X), self.strategy.state(), composite)
+
+    def close(self) -> None:
+        self.executor.close()
+
+
+def run(campaign: Campaign, progress: bool = True, resume: bool = False, desc: str | None = None) -> CampaignResult:
+    """Runs (or, with `resume`, continues) `campaign` until its budget is spent; `desc` labels
+    the progress bar (default "STRATEGY vs TARGET"), which shows evaluations and failures."""
+    loop = _Loop(campaign, resume)
+    done, step = loop.replay()
+    failures = int(loop.store.trials()["failure"].eq(True).sum()) if done else 0
+    bar = tqdm(total=campaign.budget, initial=done, disable=not progress, unit="eval",
+               desc=desc or f"{campaign.strategy} vs {campaign.target}")
+    bar.set_postfix(failures=failures)
+    start = time.perf_counter()
+    try:
+        while done < campaign.budget:
+            X, audit = loop.propose(step, min(campaign.batch, campaign.budget - done))
+            failures += loop.evaluate(step, X, audit)
+            loop.finish(step, X, audit)
+            done += len(X)
+            step += 1
+            bar.update(len(X))
+            bar.set_postfix(failures=failures)
+    finally:
+        bar.close()
+        loop.close()
+    result = CampaignResult(Path(campaign.out), loop.store.trials(), time.perf_counter() - start)
+    loop.store.close()
+    return result

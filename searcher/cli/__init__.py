@@ -1,0 +1,80 @@
+"""The `searcher` command line: one module per command, one table of commands (`COMMANDS`).
+
+    searcher list                                   generators, targets and strategies you can use
+    searcher params faces                           a generator's parameters, ranges and meaning
+    searcher render --generator faces -n 64 --seed 0 --out sheet.png
+    searcher hunt --generator faces --target dlib-cnn --strategy bo --budget 400 --out runs/bo
+    searcher hunt --resume runs/bo                  continue a campaign that was stopped
+    searcher compare --strategies random,bo --seeds 5 --out runs/cmp
+    searcher transect --target dlib-hog --out runs/transects
+    searcher analyze runs/transects
+    searcher verify -n 100 --out runs/verify
+    searcher gallery runs/bo
+    searcher serve-target dlib-hog --port 8000       a local target over HTTP, for the `http` target
+
+Each command module has `HELP` (and optionally `DESCRIPTION`), `add_arguments(parser)` and
+`run(args) -> int`; `run` is a thin shell over a library call a Python user can make too (Optuna's
+`cli.py` is the model). Only this package parses arguments and prints.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+from collections.abc import Sequence
+
+from searcher.errors import SearcherError
+
+__all__ = ["COMMANDS", "build_parser", "main"]
+
+DESCRIPTION = """\
+searcher hunts for the failures of image classifiers and face-analysis services.
+
+A generator renders controllable synthetic faces; a target (a detector, a classifier or an
+HTTP API) judges them. Start with `searcher list`, look at the faces with `searcher render`,
+and see a generator's knobs with `searcher params faces`."""
+
+#: command name -> module under `searcher.cli`, in the order `searcher --help` lists them.
+COMMANDS: dict[str, str] = {
+    "list": "listing",
+    "params": "params",
+    "render": "render",
+    "serve-target": "serve_target",
+    "hunt": "hunt",
+    "compare": "compare",
+    "transect": "transect",
+    "verify": "verify",
+    "analyze": "analyze",
+    "gallery": "gallery",
+}
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The parser of every command, from `COMMANDS`."""
+    parser = argparse.ArgumentParser(prog="searcher", description=DESCRIPTION, formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for name, module_name in COMMANDS.items():
+        module = importlib.import_module(f"searcher.cli.{module_name}")
+        p = sub.add_parser(name, help=module.HELP, description=getattr(module, "DESCRIPTION", None) or module.HELP)
+        module.add_arguments(p)
+        p.set_defaults(func=module.run)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Runs one command; a `SearcherError` is printed as one line and exits 2."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not getattr(args, "func", None):
+        parser.print_help()
+        return 0
+    try:
+        return args.func(args)
+    except SearcherError as exc:
+        print(f"searcher: error: {exc}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

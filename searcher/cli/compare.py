@@ -1,0 +1,38 @@
+"""`searcher compare`: strategies x seeds x alpha as campaigns, compared on failures found and breadth."""
+
+from __future__ import annotations
+
+import argparse
+
+from searcher.cli.args import assignments, number_list
+
+HELP = "run strategies x seeds x alpha as campaigns and compare failures found and their breadth"
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--generator", default="faces")
+    p.add_argument("--target", default="dlib-cnn")
+    p.add_argument("--strategies", default="random,bo", help="comma-separated (default: random,bo)")
+    p.add_argument("--seeds", default="5", help="a count (5 -> seeds 0..4) or a comma-separated list (default: 5)")
+    p.add_argument("--alphas", help="comma-separated alpha values for bo (default: its own, 0.6)")
+    p.add_argument("--budget", type=int, default=400)
+    p.add_argument("--batch", type=int, default=4)
+    p.add_argument("--parallel", type=int, default=1, help="campaigns at once, on Ray when > 1 (default: 1)")
+    p.add_argument("--fix", action="append", default=[], metavar="NAME=VALUE")
+    p.add_argument("--option", action="append", default=[], metavar="KEY=VALUE", help="a target option (repeatable)")
+    p.add_argument("--out", default="runs/compare")
+    p.add_argument("--no-progress", action="store_true")
+
+
+def run(args: argparse.Namespace) -> int:
+    from searcher.analysis.compare import compare
+
+    seeds = list(range(int(args.seeds))) if args.seeds.isdigit() else number_list(args.seeds, int, "--seeds")
+    alphas = number_list(args.alphas, float, "--alphas") if args.alphas else [None]
+    table = compare(args.out, generator=args.generator, target=args.target, strategies=args.strategies.split(","),
+                    seeds=seeds, alphas=alphas, budget=args.budget, batch=args.batch, parallel=args.parallel,
+                    progress=not args.no_progress, fix=assignments(args.fix, "--fix"), target_options=assignments(args.option, "--option"))
+    cols = [c for c in ("failures", "repeats", "failure_rate", "regions_found", "modes", "mean_pairwise") if c in table]
+    print(table.groupby(["strategy", table["alpha"].fillna("-")])[cols].agg(["mean", "std"]).round(3).to_string())
+    print(f"written: {args.out}/compare.csv, curves.csv, failures_vs_evaluations.png")
+    return 0

@@ -1,0 +1,28 @@
+"""`searcher gallery DIR`: a contact sheet of a campaign's failures."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+HELP = "a contact sheet of a campaign's failures"
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("campaign", help="a campaign directory")
+    p.add_argument("--limit", type=int, default=48, help="at most this many failures (default: 48)")
+    p.add_argument("--first", action="store_true", help="the first failures found, not the most different ones")
+    p.add_argument("--out", help="PNG path (default: CAMPAIGN/failures.png)")
+
+
+def run(args: argparse.Namespace) -> int:
+    from searcher.figures.gallery import failure_gallery
+
+    sheet = failure_gallery(args.campaign, limit=args.limit, diverse=not args.first)
+    if sheet is None:
+        print(f"{args.campaign}: no failures to show")
+        return 0
+    out = Path(args.out or Path(args.campaign) / "failures.png")
+    sheet.save(out)
+    print(f"failure gallery -> {out}")
+    return 0

@@ -1,0 +1,88 @@
+"""`searcher hunt`: search a generator + target for failures and record every evaluation.
+
+Its flags are derived from the fields of `searcher.campaign.Campaign` (name, type, `help` and `flag`
+in each field's metadata), so the flags, the TOML keys of `--config` and the stored configuration
+are one list.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import types
+import typing
+from collections import abc
+from pathlib import Path
+from typing import Any
+
+from searcher.campaign import Campaign
+from searcher.cli.args import assignments
+from searcher.errors import SearcherError
+
+HELP = "search a generator + target for failures and record every evaluation"
+DESCRIPTION = ("Search a generator + target for failures (a campaign). Every flag can also come from --config, a TOML "
+               "file with the same keys (underscores for dashes); flags win.")
+
+
+def _flag(f: dataclasses.Field) -> str:
+    return f.metadata.get("flag") or "--" + f.name.replace("_", "-")
+
+
+def _kind(f: dataclasses.Field) -> str:
+    """"table" (NAME=VALUE, repeatable), "list" (comma-separated), or a scalar type name."""
+    hint = typing.get_type_hints(Campaign)[f.name]
+    if typing.get_origin(hint) in (typing.Union, types.UnionType):  # X | None
+        hint = next(a for a in typing.get_args(hint) if a is not type(None))
+    origin = typing.get_origin(hint) or hint
+    if origin in (abc.Mapping, dict):
+        return "table"
+    if origin in (abc.Sequence, list, tuple):
+        return "list"
+    return hint.__name__
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--config", metavar="TOML", help="campaign settings as TOML")
+    p.add_argument("--resume", metavar="DIR", help="continue the campaign stored in DIR (other flags are ignored)")
+    for f in dataclasses.fields(Campaign):
+        kind, meta = _kind(f), f.metadata
+        extra = {k: meta[k] for k in ("choices", "metavar") if k in meta}
+        if kind == "table":
+            p.add_argument(_flag(f), dest=f.name, action="append", default=[], help=meta["help"], **extra)
+        else:
+            p.add_argument(_flag(f), dest=f.name, type={"int": int, "float": float}.get(kind, str), help=meta["help"], **extra)
+    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+
+
+def config_from(args: argparse.Namespace) -> dict[str, Any]:
+    """Campaign keywords from a TOML file (its keys are `Campaign.keys()`), overridden by explicit flags."""
+    config: dict[str, Any] = {}
+    if args.config:
+        import tomllib
+
+        try:
+            config = tomllib.loads(Path(args.config).read_text())
+        except (OSError, tomllib.TOMLDecodeError) as exc:
+            raise SearcherError(f"Cannot read the config {args.config}: {exc}") from exc
+        unknown = sorted(set(config) - set(Campaign.keys()))
+        if unknown:
+            raise SearcherError(f"Unknown key(s) {unknown} in {args.config}. Valid keys: {', '.join(Campaign.keys())}.")
+    for f in dataclasses.fields(Campaign):
+        value = getattr(args, f.name)
+        if _kind(f) == "table":
+            if value:
+                config[f.name] = {**config.get(f.name, {}), **assignments(value, _flag(f))}
+        elif value is not None:
+            config[f.name] = value
+    return config
+
+
+def run(args: argparse.Namespace) -> int:
+    if args.resume:
+        campaign = Campaign.from_dir(args.resume)
+        print(f"resuming {args.resume}")
+    else:
+        campaign = Campaign(**config_from(args))
+    result = campaign.run(progress=not args.no_progress, resume=bool(args.resume))
+    print(result.summary())
+    return 0

@@ -1,0 +1,169 @@
+"""Serve any local target over HTTP, in the contract the `http` target expects by default.
+
+    POST /predict   body {"image": "<base64 PNG>"}, or the PNG itself, or multipart file field "image"
+                    200  {"label": ..., "score": ..., "boxes": [[x0, y0, x1, y1], ...]}
+                    400  {"error": ...} the body holds no readable image
+                    422  {"error": ...} the target gave no answer for this image
+    GET  /health    200  {"status": "ok", "target": NAME, "task": ..., "requests": n, "faults": {...}}
+
+So `HttpTarget(url="http://127.0.0.1:PORT/predict")` talks to it with no other option. Faults
+are injected on purpose (seeded) to test clients: answers 503, answers late, answers a truncated
+body; `sleep` delays every request without blocking the others (an I/O-bound API, for benchmarks).
+The model runs in a worker thread, one image at a time, since targets need not be thread-safe.
+
+    searcher serve-target dlib-hog --port 8000 --fail-rate 0.2 --fault-seed 0
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import io
+import json
+import random
+import threading
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import uvicorn
+from PIL import Image
+from starlette.applications import Starlette
+from starlette.concurrency import run_in_threadpool
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Route
+
+from searcher.errors import ParameterError
+from targets.base import Target
+
+__all__ = ["Faults", "create_app", "serve"]
+
+FAULTS = ("fail", "slow", "malformed")
+
+
+@dataclass(frozen=True)
+class Faults:
+    """What the server does wrong on purpose. Each request draws one fault at most, from `seed`.
+
+    Attributes:
+        fail_rate: fraction of requests answered 503.
+        slow_rate: fraction answered only after `slow_seconds` more.
+        malformed_rate: fraction answered 200 with a truncated JSON body.
+        sleep: seconds every request waits before it is answered.
+    """
+
+    fail_rate: float = 0.0
+    slow_rate: float = 0.0
+    slow_seconds: float = 0.0
+    malformed_rate: float = 0.0
+    sleep: float = 0.0
+    seed: int = 0
+
+    def __post_init__(self) -> None:
+        for name in ("fail_rate", "slow_rate", "malformed_rate"):
+            value = getattr(self, name)
+            if not 0.0 <= value <= 1.0:
+                raise ParameterError(f"The {name!r} option must be a fraction in [0, 1]. Got {value!r} instead.")
+        for name in ("slow_seconds", "sleep"):
+            value = getattr(self, name)
+            if not value >= 0.0:
+                raise ParameterError(f"The {name!r} option must be a number of seconds >= 0. Got {value!r} instead.")
+        total = self.fail_rate + self.slow_rate + self.malformed_rate
+        if total > 1.0:
+            raise ParameterError(f"The fail, slow and malformed rates must sum to at most 1. Got {total:g} instead.")
+
+    def draw(self, rng: random.Random) -> str | None:
+        """The fault for one request, or None."""
+        u = rng.random()
+        for name, rate in zip(FAULTS, (self.fail_rate, self.slow_rate, self.malformed_rate)):
+            if u < rate:
+                return name
+            u -= rate
+        return None
+
+
+class _TargetApp:
+    """The request handlers, with the target, the fault RNG and the counts /health reports."""
+
+    def __init__(self, target: Target, name: str, faults: Faults) -> None:
+        self.target, self.name, self.faults = target, name, faults
+        self.rng = random.Random(faults.seed)
+        self.counts = {"requests": 0, **{f: 0 for f in FAULTS}}
+        self.model_lock = threading.Lock()
+
+    async def health(self, request: Request) -> JSONResponse:
+        faults = {f: self.counts[f] for f in FAULTS}
+        return JSONResponse({"status": "ok", "target": self.name, "task": self.target.task, "requests": self.counts["requests"], "faults": faults})
+
+    async def predict(self, request: Request) -> Response:
+        self.counts["requests"] += 1
+        fault = self.faults.draw(self.rng)
+        if fault:
+            self.counts[fault] += 1
+        if self.faults.sleep:
+            await asyncio.sleep(self.faults.sleep)
+        if fault == "fail":
+            return JSONResponse({"error": "injected failure"}, status_code=503)
+        if fault == "slow":
+            await asyncio.sleep(self.faults.slow_seconds)
+        try:
+            image = _decode(await _image_bytes(request))
+        except ValueError as exc:
+            return JSONResponse({"error": str(exc)}, status_code=400)
+        pred = await run_in_threadpool(self._predict_one, image)
+        if pred.error[0] is not None:
+            return JSONResponse({"error": pred.error[0]}, status_code=422)
+        body = {"label": _plain(pred.label[0]), "score": _plain(pred.score[0]), "boxes": [[_plain(v) for v in b] for b in pred.boxes[0]]}
+        if fault == "malformed":
+            text = json.dumps(body)
+            return Response(text[: len(text) // 2], media_type="application/json")
+        return JSONResponse(body)
+
+    def _predict_one(self, image: np.ndarray):
+        with self.model_lock:
+            return self.target.predict(image[None])
+
+
+def create_app(target: Target, name: str = "target", faults: Faults | None = None) -> Starlette:
+    """An ASGI app serving `target` at POST /predict and GET /health."""
+    handlers = _TargetApp(target, name, faults or Faults())
+    return Starlette(routes=[Route("/predict", handlers.predict, methods=["POST"]), Route("/health", handlers.health, methods=["GET"])])
+
+
+def serve(name: str, options: dict[str, Any], host: str = "127.0.0.1", port: int = 8000, faults: Faults | None = None) -> None:
+    """Loads target `name` with `options` and serves it with uvicorn until interrupted."""
+    import targets
+
+    app = create_app(targets.load(name, **options), name, faults)
+    uvicorn.run(app, host=host, port=port, log_level="warning", timeout_graceful_shutdown=2)
+
+
+async def _image_bytes(request: Request) -> bytes:
+    """The PNG (or other image) bytes of a request, whichever of the three encodings it used."""
+    kind = request.headers.get("content-type", "")
+    if kind.startswith("multipart/form-data"):
+        form = await request.form()
+        upload = form.get("image")
+        if upload is None or isinstance(upload, str):
+            raise ValueError("A multipart body must carry the image as the file field 'image'.")
+        return await upload.read()
+    if kind.startswith("application/json"):
+        try:
+            return base64.b64decode(json.loads(await request.body())["image"], validate=True)
+        except (ValueError, KeyError, TypeError):
+            raise ValueError('A JSON body must be {"image": "<base64 PNG>"}.') from None
+    return await request.body()
+
+
+def _decode(data: bytes) -> np.ndarray:
+    try:
+        with Image.open(io.BytesIO(data)) as im:
+            return np.asarray(im.convert("RGB"), dtype=np.uint8)
+    except (OSError, ValueError):
+        raise ValueError(f"The body is not a readable image ({len(data)} bytes).") from None
+
+
+def _plain(value: Any) -> Any:
+    """A JSON-ready value: numpy scalars become Python numbers and booleans."""
+    return value.item() if isinstance(value, np.generic) else value

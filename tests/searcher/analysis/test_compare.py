@@ -1,0 +1,49 @@
+"""The comparison: campaigns per strategy x seed x alpha, tables, figures, and failure modes."""
+
+import numpy as np
+import pandas as pd
+
+from searcher.analysis.compare import compare, diversity, failure_modes
+from searcher.cli import main
+
+
+def _trials(points: np.ndarray) -> pd.DataFrame:
+    return pd.DataFrame({"x": list(points), "loss": np.ones(len(points))})
+
+
+def test_failure_modes_are_clusters_of_the_uniform_failures():
+    rng = np.random.default_rng(0)
+    centres = np.array([[0.1, 0.1], [0.9, 0.1], [0.1, 0.9], [0.9, 0.9]])
+    spread = _trials(np.repeat(centres, 10, axis=0) + 0.02 * rng.standard_normal((40, 2)))  # a uniform search: all four
+    narrow = _trials(centres[[2]] + 0.02 * rng.standard_normal((200, 2)))  # a concentrated search: one, many times
+    none = pd.DataFrame({"x": [np.zeros(2)], "loss": [0.0]})
+    assert failure_modes([spread, narrow, none], ["random", "bo", "bo"], modes=4) == [4, 1, 0]
+    # the reference is the uniform strategies' failures: the concentrated run does not define the modes
+    assert failure_modes([spread, narrow], ["random", "bo"], modes=8)[1] <= 2
+
+
+def test_a_repeated_point_is_one_failure():
+    x = [np.array([0.1, 0.2]), np.array([0.5, 0.5]), np.array([0.1, 0.2]), np.array([0.9, 0.9])]
+    trials = pd.DataFrame({"x": x, "loss": [1.0, 0.0, 1.0, 1.0], "truth": [{}] * 4})
+    got = diversity(trials)
+    assert (got["failures"], got["repeats"]) == (2.0, 1.0)
+
+
+def test_compare_on_planted_writes_tables_and_figures(tmp_path):
+    table = compare(tmp_path, generator="planted", target="planted", strategies=["random", "bo"], seeds=[0, 1],
+                    alphas=[0.3, 0.9], budget=24, batch=4, progress=False)
+    assert len(table) == 2 + 4  # random once per seed, bo per alpha and seed
+    assert {"failures", "regions_found", "modes", "mean_pairwise", "failure_rate"} <= set(table.columns)
+    curves = pd.read_csv(tmp_path / "curves.csv")
+    assert curves.groupby(["strategy", "alpha", "seed"], dropna=False)["evaluation"].max().eq(24).all()
+    for name in ("compare.csv", "failures_vs_evaluations.png", "failures_vs_alpha.png", "diversity.png"):
+        assert (tmp_path / name).stat().st_size > 0
+    again = compare(tmp_path, generator="planted", target="planted", strategies=["random", "bo"], seeds=[0, 1],
+                    alphas=[0.3, 0.9], budget=24, batch=4, progress=False)  # resumes: nothing evaluated twice
+    pd.testing.assert_frame_equal(table, again)
+
+
+def test_cli_compare(tmp_path, capsys):
+    assert main(["compare", "--generator", "planted", "--target", "planted", "--strategies", "random,sobol", "--seeds", "2",
+                 "--budget", "12", "--out", str(tmp_path), "--no-progress"]) == 0
+    assert "regions_found" in capsys.readouterr().out

@@ -1,0 +1,175 @@
+"""Campaigns: the loop, the store, resume after kill -9, errors never counted as failures."""
+
+from __future__ import annotations
+
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from searcher.campaign import Campaign, load_campaign, search_space
+from searcher.errors import ParameterError
+
+FAST = {"generator": "planted", "target": "planted", "strategy": "random", "batch": 4}
+
+
+def comparable(trials: pd.DataFrame) -> pd.DataFrame:
+    return trials[["step", "idx", "loss", "error", "image"]].assign(x=trials["x"].map(tuple), params=trials["params"].map(str))
+
+
+def test_campaign_records_every_trial(tmp_path):
+    result = Campaign(**FAST, budget=18, out=str(tmp_path / "a")).run(progress=False)
+    t = load_campaign(tmp_path / "a").trials
+    assert len(t) == 18 and list(t["step"]) == [i // 4 for i in range(18)]
+    assert t["loss"].isin([0.0, 1.0]).all() and t["error"].isna().all()
+    assert all(len(x) == 6 and all(0 <= v <= 1 for v in x) for x in t["x"])
+    assert "planted" in result.summary() or "18 evaluations" in result.summary()
+    # the stored image is the rendered one
+    from searcher.campaign.store import Store
+
+    store = Store(tmp_path / "a")
+    assert store.load_image(t["image"][0]).dtype == np.uint8
+    store.close()
+
+
+def test_same_seed_same_trials_and_refuses_to_overwrite(tmp_path):
+    a = Campaign(**FAST, budget=12, seed=3, out=str(tmp_path / "a")).run(progress=False).trials
+    b = Campaign(**FAST, budget=12, seed=3, out=str(tmp_path / "b")).run(progress=False).trials
+    pd.testing.assert_frame_equal(comparable(a), comparable(b))
+    with pytest.raises(ParameterError, match="already holds a campaign"):
+        Campaign(**FAST, budget=12, seed=3, out=str(tmp_path / "a")).run(progress=False)
+
+
+@pytest.mark.parametrize("strategy", ["random", "bo"])
+def test_resume_after_kill_equals_uninterrupted(tmp_path, strategy):
+    """SIGKILL a running `searcher hunt` at an arbitrary point, resume it: every trial exactly once,
+    and the same trials as a run that was never interrupted (BO: its GP state carried over too)."""
+    reference = Campaign(**{**FAST, "strategy": strategy}, budget=60, seed=1, out=str(tmp_path / "ref")).run(progress=False).trials
+    out = tmp_path / "killed"
+    cmd = [sys.executable, "-m", "searcher.cli", "hunt", "--generator", "planted", "--target", "planted",
+           "--strategy", strategy, "--budget", "60", "--batch", "4", "--seed", "1", "--out", str(out), "--no-progress",
+           "--option", "delay=0.01"]
+    for kill_after in (7, 30):
+        proc = subprocess.Popen(cmd if kill_after == 7 else [*cmd[:4], "--resume", str(out)], stdout=subprocess.DEVNULL)
+        deadline = time.time() + 60
+        while time.time() < deadline:
+            db = out / "campaign.sqlite"
+            if db.exists():
+                with sqlite3.connect(db) as con:
+                    try:
+                        if con.execute("SELECT COUNT(*) FROM trials").fetchone()[0] >= kill_after:
+                            break
+                    except sqlite3.OperationalError:
+                        pass
+            time.sleep(0.01)
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait()
+    done = subprocess.run([*cmd[:4], "--resume", str(out), "--no-progress"], capture_output=True, text=True, check=False)
+    assert done.returncode == 0, done.stderr
+    resumed = load_campaign(out).trials
+    assert len(resumed) == 60 and not resumed.duplicated(["step", "idx"]).any()
+    pd.testing.assert_frame_equal(comparable(resumed), comparable(reference))
+    if strategy == "bo":
+        np.testing.assert_array_equal(resumed["composite"].to_numpy(), reference["composite"].to_numpy())
+
+
+def test_target_errors_are_never_failures(tmp_path):
+    result = Campaign(**FAST, budget=8, out=str(tmp_path / "e"), target_options={"error_rate": 0.5}).run(progress=False)
+    t = result.trials
+    assert t["error"].notna().sum() > 0
+    assert t.loc[t["error"].notna(), "loss"].isna().all() and not t.loc[t["error"].notna(), "failure"].any()
+
+
+def test_bad_configs_fail_before_any_evaluation(tmp_path):
+    out = tmp_path / "bad"
+    cases = [
+        ({"strategy": "annealing"}, "annealing"),
+        ({"target": "nope"}, "Available targets"),
+        ({"generator": "nope"}, "Available generators"),
+        ({"budget": 0}, "'budget'"),
+        ({"alpha": 1.5}, "'alpha'"),
+        ({"strategy": "bo", "strategy_options": {"n_init": 20}}, r"budget \(8\) is smaller than the initial design"),
+        ({"strategy": "bo", "strategy_options": {"radius": 0}}, "'radius'"),
+        ({"strategy": "random", "alpha": 0.5}, "no option 'alpha'"),
+        ({"fix": {"x0": 2.0}}, "'x0'"),
+        ({"vary": ["nope"]}, "Unknown parameter 'nope'"),
+    ]
+    for change, message in cases:
+        with pytest.raises((ParameterError, LookupError), match=message):
+            Campaign(**{**FAST, "budget": 8, "out": str(out), **change}).run(progress=False)
+    assert not (out / "campaign.sqlite").exists() or load_campaign(out).trials.empty
+
+
+def test_vary_and_fix(tmp_path):
+    import generators
+
+    space, held = search_space(generators.load("faces").space, ["yaw", "light_intensity"], {"identity": 7, "eyewear": "sunglasses"})
+    assert space.names == ["light_intensity", "yaw"] or set(space.names) == {"yaw", "light_intensity"}
+    assert held["identity"] == 7 and held["eyewear"] == "sunglasses" and "yaw" not in held
+    with pytest.raises(ParameterError, match="both varied and fixed"):
+        search_space(generators.load("faces").space, ["yaw"], {"yaw": 3.0})
+
+
+def test_cli_hunt_and_summary(tmp_path):
+    from searcher.cli import main
+
+    out = tmp_path / "cli"
+    assert main(["hunt", "--generator", "planted", "--target", "planted", "--strategy", "sobol", "--budget", "8",
+                 "--out", str(out), "--no-progress"]) == 0
+    assert len(load_campaign(out).trials) == 8
+    assert main(["hunt", "--generator", "planted", "--target", "planted", "--budget", "8", "--out", str(out), "--no-progress"]) == 2
+    # integer strategy options arrive as integers, float ones as floats
+    bo = tmp_path / "bo"
+    assert main(["hunt", "--generator", "planted", "--target", "planted", "--budget", "8", "--out", str(bo), "--no-progress",
+                 "--strategy-option", "n_init=4", "--strategy-option", "capacity=10", "--strategy-option", "radius=0.3"]) == 0
+    assert load_campaign(bo).config["strategy_options"] == {"n_init": 4, "capacity": 10, "radius": 0.3}
+
+
+def test_ray_executor_gives_the_same_trials(tmp_path):
+    """Two Ray actors share every batch and produce exactly the local executor's trials."""
+    local = Campaign(**FAST, budget=16, seed=2, out=str(tmp_path / "local")).run(progress=False).trials
+    ray_run = Campaign(**FAST, budget=16, seed=2, workers=2, out=str(tmp_path / "ray")).run(progress=False).trials
+    assert set(ray_run["worker"]) == {"ray-0", "ray-1"}
+    pd.testing.assert_frame_equal(comparable(local), comparable(ray_run))
+
+
+def test_audit_sample_is_uniform_kept_apart_and_resumable(tmp_path):
+    """A fifth of the budget is a seeded uniform sample marked `audit`, never told to the strategy:
+    the search points equal those of a campaign without audit whose strategy saw the same history."""
+    kw = dict(FAST, strategy="sobol", budget=40, seed=5)
+    t = Campaign(**kw, audit=0.2, out=str(tmp_path / "a")).run(progress=False).trials
+    assert (t["source"] == "audit").sum() == 8 and set(t["source"]) == {"audit", "search"}
+    searched = np.stack(t.loc[t["source"] == "search", "x"].to_list())
+    from searcher.strategies.baselines import sobol_points
+
+    np.testing.assert_allclose(searched, sobol_points(6, 5, 0, 32))  # the Sobol stream, uninterrupted by audit points
+    again = Campaign(**kw, audit=0.2, out=str(tmp_path / "b")).run(progress=False).trials
+    pd.testing.assert_frame_equal(comparable(t), comparable(again))
+    with pytest.raises(ParameterError, match="'audit'.*1.5"):
+        Campaign(**kw, audit=1.5, out=str(tmp_path / "c"))
+
+
+def test_stores_from_before_a_column_existed_are_upgraded(tmp_path):
+    from searcher.campaign.store import Store
+
+    Campaign(**FAST, budget=4, out=str(tmp_path / "old")).run(progress=False)
+    with sqlite3.connect(tmp_path / "old" / "campaign.sqlite") as con:  # as schema version 1 wrote it
+        con.execute("ALTER TABLE trials DROP COLUMN source")
+        con.execute("ALTER TABLE trials DROP COLUMN composite")
+    store = Store(tmp_path / "old")
+    trials = store.trials()
+    store.close()
+    assert len(trials) == 4 and trials["source"].isna().all() and "composite" in trials
+
+
+def test_a_moved_campaign_resumes_where_it_is(tmp_path):
+    Campaign(**FAST, budget=8, out=str(tmp_path / "here")).run(progress=False)
+    (tmp_path / "here").rename(tmp_path / "there")
+    again = Campaign(**FAST, budget=8, out=str(tmp_path / "there")).run(progress=False, resume=True)
+    assert len(again.trials) == 8
