@@ -26,6 +26,7 @@ demo: $(STAMP)
 	@echo "demo written to $(CURDIR)/demo: compare.csv, failures_vs_evaluations.png, diversity.png, bo_failures.png, random_failures.png, sheet.png"
 
 test: $(STAMP)
+	$(BIN)/ruff check .
 	$(BIN)/python -m pytest -q
 
 bench: $(STAMP)

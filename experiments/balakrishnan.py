@@ -25,7 +25,7 @@ short-haired feminine and long-haired masculine faces), and skin tone plays no p
    right: transect coefficients +- std), plus the tables as CSV, under `--out`.
 
 Seeded and deterministic: `--seed s` draws the observational sample with seed s + 1 (the held-out
-seed of targets/trained/evaluate.py when s = 0; training used 0) and the transects with seed s.
+seed of benchmarks/trained_targets.py when s = 0; training used 0) and the transects with seed s.
 """
 
 from __future__ import annotations

@@ -16,6 +16,7 @@ Example:
 from __future__ import annotations
 
 import difflib
+import functools
 import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -344,6 +345,11 @@ class Space:
     def __getitem__(self, name: str) -> Param:
         return self._by_name[name]
 
+    @functools.cached_property
+    def cube(self) -> Cube:
+        """The layout of this space's unit cube (where each parameter's columns are)."""
+        return Cube(self)
+
     @property
     def dim(self) -> int:
         """Width of the unit cube (categoricals count one column per choice)."""
@@ -425,15 +431,14 @@ class Space:
         if np.isnan(X).any():
             raise ParameterError("The unit-cube array contains NaN.")
         columns: dict[str, list[Any]] = {}
-        start = 0
-        for p in self.params:
-            block = X[:, start : start + p.width]
+        layout = self.cube.columns
+        for p, c in zip(self.params, layout):
+            block = X[:, c.start : c.start + c.width]
             columns[p.name] = p.decode_quantiles(block) if quantiles and isinstance(p, Continuous) else p.decode(block)
-            start += p.width
         rows = [{name: col[i] for name, col in columns.items()} for i in range(len(X))]
         if self.latent:
             b = self.latent.bound
-            u = np.clip(X[:, start:], 0.0, 1.0)
+            u = np.clip(X[:, layout[len(self.params)].start :], 0.0, 1.0)
             if quantiles:
                 from scipy.stats import norm
 

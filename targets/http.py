@@ -41,6 +41,7 @@ import numpy as np
 from PIL import Image
 
 from searcher.errors import ParameterError, TargetError
+from searcher.validation import check_choice, check_int, check_number
 from targets.base import Predictions, check_images
 
 __all__ = ["BUDGET_EXHAUSTED", "METHODS", "SENDS", "HttpTarget"]
@@ -112,22 +113,22 @@ class HttpTarget:
         transport: httpx.BaseTransport | None = None,
     ) -> None:
         self.url = _url(url)
-        self.method = _choice("method", method.upper() if isinstance(method, str) else method, METHODS)
-        self.task = _choice("task", task, HTTP_TASKS)
+        self.method = check_choice("method", method.upper() if isinstance(method, str) else method, METHODS)
+        self.task = check_choice("task", task, HTTP_TASKS)
         self.labels = _labels(labels, self.task)
-        self.send = _choice("send", send, SENDS)
+        self.send = check_choice("send", send, SENDS)
         self._headers = _headers(headers)
         self.label_path = _path("label_path", label_path, optional=False)
         self.score_path = _path("score_path", score_path, optional=True)
         self.boxes_path = _path("boxes_path", boxes_path, optional=True)
-        self.max_in_flight = _integer("max_in_flight", max_in_flight, low=1)
-        self.rate_limit = None if rate_limit is None else _number("rate_limit", rate_limit, zero_ok=False)
-        self.timeout = _number("timeout", timeout, zero_ok=False)
-        self.retries = _integer("retries", retries, low=0)
-        self.backoff = _number("backoff", backoff, zero_ok=True)
-        self.seed = _integer("seed", seed, low=0)
-        self.cost_per_call = _number("cost_per_call", cost_per_call, zero_ok=True)
-        self.budget = None if budget is None else _number("budget", budget, zero_ok=True)
+        self.max_in_flight = check_int("max_in_flight", max_in_flight, 1)
+        self.rate_limit = None if rate_limit is None else check_number("rate_limit", rate_limit, 0.0, open_low=True)
+        self.timeout = check_number("timeout", timeout, 0.0, open_low=True)
+        self.retries = check_int("retries", retries, 0)
+        self.backoff = check_number("backoff", backoff, 0.0)
+        self.seed = check_int("seed", seed, 0)
+        self.cost_per_call = check_number("cost_per_call", cost_per_call, 0.0)
+        self.budget = None if budget is None else check_number("budget", budget, 0.0)
         self.cache_dir = None if cache_dir is None else Path(cache_dir)
         self.spent = 0.0
         self.requests_sent = 0
@@ -369,24 +370,6 @@ def _short(value: Any) -> str:
 
 def _bad(name: str, expect: str, value: Any) -> ParameterError:
     return ParameterError(f"The {name!r} option must be {expect}. Got {_short(value)} instead.")
-
-
-def _choice(name: str, value: Any, choices: Sequence[str]) -> str:
-    if value not in choices:
-        raise _bad(name, "one of " + ", ".join(map(repr, choices)), value)
-    return value
-
-
-def _number(name: str, value: Any, *, zero_ok: bool) -> float:
-    if not _is_number(value) or value < 0 or (value == 0 and not zero_ok):
-        raise _bad(name, "a number >= 0" if zero_ok else "a number > 0", value)
-    return float(value)
-
-
-def _integer(name: str, value: Any, *, low: int) -> int:
-    if not _is_number(value) or not float(value).is_integer() or value < low:
-        raise _bad(name, f"an integer >= {low}", value)
-    return int(value)
 
 
 def _url(value: Any) -> str:

@@ -35,7 +35,6 @@ from searcher.campaign import Campaign, load_campaign, search_space
 from searcher.causal import UNIFORM_STRATEGIES
 from searcher.figures.compare import plot_comparison
 from searcher.objective import FAILURE
-from searcher.space import Cube
 
 __all__ = ["compare", "diversity", "failure_modes", "new_failures"]
 
@@ -103,7 +102,7 @@ def _one_hot_blocks(generator: str, options: dict[str, Any]) -> list[tuple[int, 
 
     space, _ = search_space(generators.load(generator, **dict(options.get("generator_options") or {})).space,
                             options.get("vary"), options.get("fix"))
-    return Cube(space).blocks
+    return space.cube.blocks
 
 
 def _run_one(kwargs: dict[str, Any], progress: bool = False) -> str:

@@ -24,7 +24,7 @@ from searcher.campaign.executors import make_executor
 from searcher.campaign.result import CampaignResult
 from searcher.campaign.store import Store
 from searcher.errors import ParameterError
-from searcher.space import Cube, Space
+from searcher.space import Space
 from searcher.strategies import Strategy, make_strategy
 
 __all__ = ["audited", "run"]
@@ -59,7 +59,7 @@ class _Loop:
         objective = c.spec().build(generator)  # the target and loss too, before anything is evaluated
         self.store = Store(c.out)
         self._check_stored(resume)
-        self.audit_cube = Cube(self.space)
+        self.audit_cube = self.space.cube
         self.executor = make_executor(c.executor, c.spec(), c.workers, c.ray_address, objective=objective)
 
     def _check_stored(self, resume: bool) -> None:

@@ -1,7 +1,8 @@
 """Causal estimators: what causes a classifier's failures, with intervals.
 
 Every estimator is a function of a pandas DataFrame (or of arrays), validates its input (a
-`ValueError` that names the bad column, shape or value and what would be valid), and reports an
+`ParameterError`, also a `ValueError`, that names the bad column, shape or value and what would be
+valid, so bad input to `searcher analyze` is a one-line error, never a traceback), and reports an
 interval with each number.
 
 Subgroups and effects (Balakrishnan et al., 000_086d20e137b04667.txt)

@@ -23,6 +23,7 @@ import numpy as np
 import pandas as pd
 
 from searcher.causal import _checks
+from searcher.errors import ParameterError
 
 __all__ = ["BiasAmpResult", "bias_amp", "bias_amp_mals", "calibrated_predictions"]
 
@@ -71,24 +72,24 @@ def _matrix(x: Any, name: str, caller: str, *, n_rows: int | None = None, n_cols
     try:
         arr = np.asarray(x, dtype=float)
     except (TypeError, ValueError):
-        raise ValueError(f"{caller}: {name} must be a numeric array or DataFrame. Got {type(x).__name__}.") from None
+        raise ParameterError(f"{caller}: {name} must be a numeric array or DataFrame. Got {type(x).__name__}.") from None
     if arr.ndim == 1:
         arr = arr[:, None]
     if arr.ndim != 2 or arr.shape[0] == 0 or arr.shape[1] == 0:
-        raise ValueError(f"{caller}: {name} must be an n x k matrix with n, k >= 1 (one column per group or task). "
+        raise ParameterError(f"{caller}: {name} must be an n x k matrix with n, k >= 1 (one column per group or task). "
                          f"Got shape {np.shape(x)}.")
     if n_rows is not None and arr.shape[0] != n_rows:
-        raise ValueError(f"{caller}: {name} must have {n_rows} rows, like the matrix it goes with. Got {arr.shape[0]}.")
+        raise ParameterError(f"{caller}: {name} must have {n_rows} rows, like the matrix it goes with. Got {arr.shape[0]}.")
     if n_cols is not None and arr.shape[1] != n_cols:
-        raise ValueError(f"{caller}: {name} must have {n_cols} columns, like the matrix it goes with. Got {arr.shape[1]}.")
+        raise ParameterError(f"{caller}: {name} must have {n_cols} columns, like the matrix it goes with. Got {arr.shape[1]}.")
     if not np.isfinite(arr).all():
-        raise ValueError(f"{caller}: {name} has {int((~np.isfinite(arr)).sum())} NaN or infinite value(s).")
+        raise ParameterError(f"{caller}: {name} has {int((~np.isfinite(arr)).sum())} NaN or infinite value(s).")
     if binary:
         bad = (arr != 0) & (arr != 1)
         if bad.any():
             r, c = np.argwhere(bad)[0]
             hint = " For scores, pass threshold= (a number or 'calibrated')." if "pred" in name else ""
-            raise ValueError(f"{caller}: {name} must be 0/1. Got {arr[r, c]:g} at row {r}, column {c}.{hint}")
+            raise ParameterError(f"{caller}: {name} must be 0/1. Got {arr[r, c]:g} at row {r}, column {c}.{hint}")
     return arr, cols
 
 
@@ -111,7 +112,7 @@ def calibrated_predictions(scores: Any, base_rates: Any) -> tuple[np.ndarray, np
     S, _ = _matrix(scores, "scores", caller, binary=False)
     p = np.asarray(base_rates, dtype=float).ravel()
     if p.shape != (S.shape[1],) or not ((p >= 0) & (p <= 1)).all():
-        raise ValueError(f"{caller}: base_rates must be {S.shape[1]} numbers in [0, 1]. Got {base_rates!r}.")
+        raise ParameterError(f"{caller}: base_rates must be {S.shape[1]} numbers in [0, 1]. Got {base_rates!r}.")
     N = S.shape[0]
     pred = np.zeros(S.shape, dtype=np.int64)
     thr = np.full(S.shape[1], np.inf)
@@ -132,17 +133,17 @@ def _predictions(pred: Any, shape_of: np.ndarray, name: str, spec: Any, base_rat
     arr, _ = _matrix(pred, name, caller, n_rows=shape_of.shape[0], n_cols=shape_of.shape[1], binary=False)
     if isinstance(spec, str):
         if spec != "calibrated":
-            raise ValueError(f"The 'threshold' parameter of {caller} must be None, a number, one number per column, "
+            raise ParameterError(f"The 'threshold' parameter of {caller} must be None, a number, one number per column, "
                              f"'calibrated', or a mapping {{'A': ..., 'T': ...}} of those. Got {spec!r} instead.")
         out, thr = calibrated_predictions(arr, base_rates)
         return out.astype(float), pd.Series(thr, index=names, name=name)
     try:
         thr = np.broadcast_to(np.asarray(spec, dtype=float), (arr.shape[1],)).copy()
     except (TypeError, ValueError):
-        raise ValueError(f"The 'threshold' parameter of {caller} must be None, a number, one number per column "
+        raise ParameterError(f"The 'threshold' parameter of {caller} must be None, a number, one number per column "
                          f"({arr.shape[1]} for {name}), or 'calibrated'. Got {spec!r} instead.") from None
     if not np.isfinite(thr).all():
-        raise ValueError(f"The 'threshold' parameter of {caller} must be finite. Got {spec!r}.")
+        raise ParameterError(f"The 'threshold' parameter of {caller} must be finite. Got {spec!r}.")
     return (arr >= thr[None, :]).astype(float), pd.Series(thr, index=names, name=name)
 
 
@@ -152,7 +153,7 @@ def _prepare(A, T, A_pred, T_pred, A_train, T_train, threshold, needs, caller):
     a_names = a_cols if a_cols is not None else [f"a{i}" for i in range(A_.shape[1])]
     t_names = t_cols if t_cols is not None else [f"t{i}" for i in range(T_.shape[1])]
     if (A_train is None) != (T_train is None):
-        raise ValueError(f"{caller}: give both A_train and T_train (the base correlations come from the pair), or neither "
+        raise ParameterError(f"{caller}: give both A_train and T_train (the base correlations come from the pair), or neither "
                          "(then they come from the test labels A and T).")
     if A_train is not None:
         A_b, _ = _matrix(A_train, "A_train", caller, n_cols=A_.shape[1])
@@ -163,7 +164,7 @@ def _prepare(A, T, A_pred, T_pred, A_train, T_train, threshold, needs, caller):
     if isinstance(threshold, Mapping):
         unknown = set(threshold) - {"A", "T"}
         if unknown:
-            raise ValueError(f"{caller}: threshold mapping keys must be 'A' and/or 'T'. Got {sorted(map(str, unknown))!r}.")
+            raise ParameterError(f"{caller}: threshold mapping keys must be 'A' and/or 'T'. Got {sorted(map(str, unknown))!r}.")
         specs = {"A": threshold.get("A"), "T": threshold.get("T")}
     else:
         specs = {"A": threshold, "T": threshold}
@@ -174,7 +175,7 @@ def _prepare(A, T, A_pred, T_pred, A_train, T_train, threshold, needs, caller):
         if key not in needs:
             continue
         if given is None:
-            raise ValueError(f"{caller}: {key}_pred is required here ({needs[key]}).")
+            raise ParameterError(f"{caller}: {key}_pred is required here ({needs[key]}).")
         preds[key], thr = _predictions(given, ref, f"{key}_pred", specs[key], rates, caller, nm)
         if thr is not None:
             thresholds[key] = thr
@@ -185,7 +186,7 @@ def _check_nonempty(counts: np.ndarray, names: list[Any], what: str, where: str,
     empty = np.flatnonzero(counts == 0)
     if len(empty):
         i = int(empty[0])
-        raise ValueError(f"{caller}: the {what} column {names[i]!r} (column {i}) has no positive example in the {where}, "
+        raise ParameterError(f"{caller}: the {what} column {names[i]!r} (column {i}) has no positive example in the {where}, "
                          f"so {why} is undefined. Drop that column, or add examples of it.")
 
 
@@ -318,7 +319,7 @@ def bias_amp(A: Any, T: Any, A_pred: Any = None, T_pred: Any = None, *, directio
         A `BiasAmpResult` (`value`, `low`, `high`, `per_pair`, ...).
 
     Raises:
-        ValueError: bad direction, shapes, non-0/1 labels or predictions, a missing prediction,
+        ParameterError: bad direction, shapes, non-0/1 labels or predictions, a missing prediction,
         or an empty group or task (see above).
 
     Example:
@@ -330,7 +331,7 @@ def bias_amp(A: Any, T: Any, A_pred: Any = None, T_pred: Any = None, *, directio
     """
     caller = "bias_amp"
     if direction not in _DIRECTIONS:
-        raise ValueError(f"The 'direction' parameter of {caller} must be 'AT' (attribute -> task) or 'TA' "
+        raise ParameterError(f"The 'direction' parameter of {caller} must be 'AT' (attribute -> task) or 'TA' "
                          f"(task -> attribute). Got {direction!r} instead.")
     n_boot = _checks.count(n_boot, "n_boot", caller)
     seed = _checks.seed(seed, caller)

@@ -10,6 +10,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from searcher.errors import ParameterError
+
 __all__ = ["UNIFORM_STRATEGIES", "check_uniform"]
 
 #: Values of a `strategy` column that mark trials drawn uniformly from the space (non-adaptive), and
@@ -19,10 +21,10 @@ UNIFORM_STRATEGIES = frozenset({"random", "sobol", "audit"})
 
 def frame(df: Any, caller: str, name: str = "df") -> pd.DataFrame:
     if not isinstance(df, pd.DataFrame):
-        raise ValueError(  # noqa: TRY004 - every invalid input is a ValueError, by the package's contract
+        raise ParameterError(
             f"The {name!r} argument of {caller} must be a pandas DataFrame. Got {type(df).__name__} instead.")
     if len(df) == 0:
-        raise ValueError(f"The {name!r} argument of {caller} is empty (0 rows).")
+        raise ParameterError(f"The {name!r} argument of {caller} is empty (0 rows).")
     return df
 
 
@@ -32,13 +34,13 @@ def columns(df: pd.DataFrame, cols: str | Sequence[str], caller: str, what: str 
         cols = [cols]  # one name (pandas allows ints and, for MultiIndex columns, tuples)
     cols = list(cols)
     if not cols:
-        raise ValueError(f"{caller}: give at least one {what}.")
+        raise ParameterError(f"{caller}: give at least one {what}.")
     dup = sorted({c for c in cols if cols.count(c) > 1}, key=str)
     if dup:
-        raise ValueError(f"{caller}: {what}s must be distinct; {dup!r} given more than once.")
+        raise ParameterError(f"{caller}: {what}s must be distinct; {dup!r} given more than once.")
     missing = [c for c in cols if c not in df.columns]
     if missing:
-        raise ValueError(f"{caller}: unknown {what} {missing[0]!r}. Valid columns: {', '.join(map(str, df.columns))}.")
+        raise ParameterError(f"{caller}: unknown {what} {missing[0]!r}. Valid columns: {', '.join(map(str, df.columns))}.")
     return cols
 
 
@@ -46,11 +48,11 @@ def target_and_columns(df: pd.DataFrame, target: Any, others: Any, caller: str, 
                        others_what: str) -> tuple[Any, list[Any]]:
     """One column (an outcome, a distance) and the distinct columns that explain it, none of them the same."""
     if isinstance(target, (list, set, dict, pd.Index, np.ndarray)):
-        raise ValueError(f"{caller}: the {target_what} must be one column name. Got {target!r}.")  # noqa: TRY004
+        raise ParameterError(f"{caller}: the {target_what} must be one column name. Got {target!r}.")
     (target,) = columns(df, target, caller, target_what)
     cols = columns(df, others, caller, others_what)
     if target in cols:
-        raise ValueError(f"{caller}: the {target_what} {target!r} cannot also be a {others_what}.")
+        raise ParameterError(f"{caller}: the {target_what} {target!r} cannot also be a {others_what}.")
     return target, cols
 
 
@@ -59,7 +61,7 @@ def binary(values: Any, label: str, caller: str, hint: str = "") -> np.ndarray:
     s = pd.Series(values) if not isinstance(values, pd.Series) else values
     if s.isna().any():
         k = int(s.isna().sum())
-        raise ValueError(f"{caller}: {label} has {k} missing value(s); it must be 0/1 (or True/False) on every row. "
+        raise ParameterError(f"{caller}: {label} has {k} missing value(s); it must be 0/1 (or True/False) on every row. "
                          "Drop the rows first (trials whose target gave no answer are not classifier failures).")
     if s.dtype == bool:
         return s.to_numpy(dtype=np.int64)
@@ -67,10 +69,10 @@ def binary(values: Any, label: str, caller: str, hint: str = "") -> np.ndarray:
         arr = s.to_numpy(dtype=float)
     except (TypeError, ValueError):
         bad = next(v for v in s if not isinstance(v, (bool, np.bool_, int, np.integer, float, np.floating)))
-        raise ValueError(f"{caller}: {label} must be 0/1 (or True/False). Got {bad!r}.{hint}") from None
+        raise ParameterError(f"{caller}: {label} must be 0/1 (or True/False). Got {bad!r}.{hint}") from None
     ok = (arr == 0) | (arr == 1)
     if not ok.all():
-        raise ValueError(f"{caller}: {label} must be 0/1 (or True/False). Got {s[~ok].iloc[0]!r}.{hint}")
+        raise ParameterError(f"{caller}: {label} must be 0/1 (or True/False). Got {s[~ok].iloc[0]!r}.{hint}")
     return arr.astype(np.int64)
 
 
@@ -80,36 +82,36 @@ def numeric(values: Any, label: str, caller: str) -> np.ndarray:
     try:
         arr = s.to_numpy(dtype=float)
     except (TypeError, ValueError):
-        raise ValueError(f"{caller}: {label} must be numeric (or boolean). Got dtype {s.dtype}.") from None
+        raise ParameterError(f"{caller}: {label} must be numeric (or boolean). Got dtype {s.dtype}.") from None
     bad = ~np.isfinite(arr)
     if bad.any():
-        raise ValueError(f"{caller}: {label} must be finite; {int(bad.sum())} value(s) are NaN or infinite "
+        raise ParameterError(f"{caller}: {label} must be finite; {int(bad.sum())} value(s) are NaN or infinite "
                          f"(first: {s[bad].iloc[0]!r}). Drop or fill those rows first.")
     return arr
 
 
 def level(value: Any, caller: str) -> float:
     if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)) or not 0 < float(value) < 1:
-        raise ValueError(f"The 'level' parameter of {caller} must be a number in (0, 1), e.g. 0.95. Got {value!r} instead.")
+        raise ParameterError(f"The 'level' parameter of {caller} must be a number in (0, 1), e.g. 0.95. Got {value!r} instead.")
     return float(value)
 
 
 def unit(value: Any, name: str, caller: str) -> float:
     """A number in [0, 1] (a threshold on classifier scores)."""
     if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)) or not 0 <= value <= 1:
-        raise ValueError(f"The {name!r} parameter of {caller} must be a number in [0, 1]. Got {value!r} instead.")
+        raise ParameterError(f"The {name!r} parameter of {caller} must be a number in [0, 1]. Got {value!r} instead.")
     return float(value)
 
 
 def count(value: Any, name: str, caller: str, minimum: int = 0) -> int:
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or int(value) < minimum:
-        raise ValueError(f"The {name!r} parameter of {caller} must be an int >= {minimum}. Got {value!r} instead.")
+        raise ParameterError(f"The {name!r} parameter of {caller} must be an int >= {minimum}. Got {value!r} instead.")
     return int(value)
 
 
 def seed(value: Any, caller: str) -> int:
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or int(value) < 0:
-        raise ValueError(f"The 'seed' parameter of {caller} must be an int >= 0. Got {value!r} instead.")
+        raise ParameterError(f"The 'seed' parameter of {caller} must be an int >= 0. Got {value!r} instead.")
     return int(value)
 
 
@@ -133,12 +135,12 @@ def check_uniform(df: pd.DataFrame, caller: str, strategy_col: str = "strategy",
     trials whose `strategy_col` is one of `UNIFORM_STRATEGIES` estimate population rates.
 
     Raises:
-        ValueError: a trial came from another strategy (and `allow_biased` is False), or the column
+        ParameterError: a trial came from another strategy (and `allow_biased` is False), or the column
             is missing while `required`.
     """
     if strategy_col not in df.columns:
         if required:
-            raise ValueError(
+            raise ParameterError(
                 f"{caller}: the trials have no {strategy_col!r} column, so it cannot tell whether they were drawn "
                 f"uniformly. Add the strategy each trial came from (one of {sorted(UNIFORM_STRATEGIES)} for an audit), "
                 "or call subgroup_error_rates on rows you know to be a uniform sample.")
@@ -156,7 +158,7 @@ def check_uniform(df: pd.DataFrame, caller: str, strategy_col: str = "strategy",
                "(sampling that depends on the covariates alone leaves P(error | covariates) unchanged); or pass "
                "allow_biased=True to describe the searched trials anyway.")
     if not allow_biased:
-        raise ValueError(message)
+        raise ParameterError(message)
     warnings.warn(message.split(" Remedies:")[0] + " Computed anyway because allow_biased=True: read the result as "
                   "a description of the searched trials, not a population rate.", UserWarning, stacklevel=3)
 
@@ -166,7 +168,7 @@ def names(given: Iterable[Any] | None, k: int, default_prefix: str, label: str, 
         return [f"{default_prefix}{i}" for i in range(k)]
     out = list(given)
     if len(out) != k:
-        raise ValueError(f"{caller}: {label} must have {k} entries (one per column). Got {len(out)}.")
+        raise ParameterError(f"{caller}: {label} must have {k} entries (one per column). Got {len(out)}.")
     if len(set(out)) != len(out):
-        raise ValueError(f"{caller}: {label} must be distinct. Got {out!r}.")
+        raise ParameterError(f"{caller}: {label} must be distinct. Got {out!r}.")
     return out

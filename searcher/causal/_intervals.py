@@ -9,6 +9,7 @@ import numpy as np
 from scipy.stats import norm
 
 from searcher.causal import _checks
+from searcher.errors import ParameterError
 
 __all__ = ["newcombe_interval", "wilson_interval"]
 
@@ -17,18 +18,18 @@ def _counts(k: Any, n: Any, caller: str) -> tuple[np.ndarray, np.ndarray]:
     try:
         k_arr, n_arr = np.asarray(k, dtype=float), np.asarray(n, dtype=float)
     except (TypeError, ValueError):
-        raise ValueError(f"{caller}: k and n must be numbers (counts). Got k={k!r}, n={n!r}.") from None
+        raise ParameterError(f"{caller}: k and n must be numbers (counts). Got k={k!r}, n={n!r}.") from None
     try:
         k_arr, n_arr = np.broadcast_arrays(k_arr, n_arr)
     except ValueError:
-        raise ValueError(f"{caller}: k and n must have the same shape (or broadcast). Got {np.shape(k)} and {np.shape(n)}.") from None
+        raise ParameterError(f"{caller}: k and n must have the same shape (or broadcast). Got {np.shape(k)} and {np.shape(n)}.") from None
     for name, arr in (("k", k_arr), ("n", n_arr)):
         bad = ~np.isfinite(arr) | (arr < 0) | (arr != np.round(arr))
         if bad.any():
-            raise ValueError(f"{caller}: {name} must be whole numbers >= 0. Got {arr[bad].flat[0]!r}.")
+            raise ParameterError(f"{caller}: {name} must be whole numbers >= 0. Got {arr[bad].flat[0]!r}.")
     if (k_arr > n_arr).any():
         i = np.flatnonzero(k_arr > n_arr)[0]
-        raise ValueError(f"{caller}: k must not exceed n. Got k={k_arr.flat[i]:g} > n={n_arr.flat[i]:g}.")
+        raise ParameterError(f"{caller}: k must not exceed n. Got k={k_arr.flat[i]:g} > n={n_arr.flat[i]:g}.")
     return k_arr, n_arr
 
 
@@ -54,7 +55,7 @@ def wilson_interval(k: Any, n: Any, level: float = 0.95) -> tuple[Any, Any]:
         undefined and both bounds are NaN.
 
     Raises:
-        ValueError: a count is negative, fractional or not finite, `k > n`, or `level` is not in (0, 1).
+        ParameterError: a count is negative, fractional or not finite, `k > n`, or `level` is not in (0, 1).
 
     Example:
         >>> [round(b, 4) for b in wilson_interval(3, 10)]

@@ -12,6 +12,7 @@ import pandas as pd
 from scipy import stats
 
 from searcher.causal import _checks
+from searcher.errors import ParameterError
 
 __all__ = ["logistic_effects"]
 
@@ -68,7 +69,7 @@ def logistic_effects(df: pd.DataFrame, outcome: str, covariates: str | Sequence[
         interval). `attrs` holds `intercept`, `intercept_std`, `n`, `n_boot`, `n_boot_used`, `C`, `level`.
 
     Raises:
-        ValueError: unknown columns, non-numeric or missing covariates, an outcome that is not 0/1
+        ParameterError: unknown columns, non-numeric or missing covariates, an outcome that is not 0/1
         or has a single value, or bad `n_boot`, `C`, `seed`, `level`.
 
     Example:
@@ -88,10 +89,10 @@ def logistic_effects(df: pd.DataFrame, outcome: str, covariates: str | Sequence[
     rng_seed = _checks.seed(seed, caller)
     lvl = _checks.level(level, caller)
     if isinstance(C, bool) or not isinstance(C, (int, float, np.integer, np.floating)) or not float(C) > 0 or np.isnan(C):
-        raise ValueError(f"The 'C' parameter of {caller} must be a number > 0 (numpy.inf for no penalty). Got {C!r} instead.")
+        raise ParameterError(f"The 'C' parameter of {caller} must be a number > 0 (numpy.inf for no penalty). Got {C!r} instead.")
     C = float(C)
     if y.min() == y.max():
-        raise ValueError(f"{caller}: the outcome column {outcome!r} is {int(y[0])} on every row; a regression of the "
+        raise ParameterError(f"{caller}: the outcome column {outcome!r} is {int(y[0])} on every row; a regression of the "
                          "error needs both errors and successes.")
     coef, intercept = _fit_logistic(X, y, C)
 
@@ -132,11 +133,11 @@ def ols_effects(X: np.ndarray, y: np.ndarray, cols: list[str], level: float, cal
     """OLS with an intercept; classical standard errors and t intervals."""
     n, p = X.shape
     if n <= p + 1:
-        raise ValueError(f"{caller}: {n} rows are too few for {p} attribute(s) and an intercept; need at least {p + 2}.")
+        raise ParameterError(f"{caller}: {n} rows are too few for {p} attribute(s) and an intercept; need at least {p + 2}.")
     D = np.column_stack([np.ones(n), X])
     rank = np.linalg.matrix_rank(D)
     if rank < p + 1:
-        raise ValueError(f"{caller}: the attribute columns {cols!r} are collinear (with each other or a constant); "
+        raise ParameterError(f"{caller}: the attribute columns {cols!r} are collinear (with each other or a constant); "
                          f"the design has rank {rank} < {p + 1}. Drop a redundant column.")
     beta, *_ = np.linalg.lstsq(D, y, rcond=None)
     resid = y - D @ beta

@@ -26,6 +26,7 @@ from scipy import stats
 
 from searcher.causal import _checks
 from searcher.causal._intervals import wilson_interval
+from searcher.errors import ParameterError
 
 __all__ = ["classification_sensitivity", "interpolation_check", "interpolation_codes", "score_sensitivity"]
 
@@ -39,33 +40,33 @@ def _paired(df: Any, id_col: str, lambda_col: str, score_col: str, near_boundary
     _checks.frame(df, caller, "scores_by_lambda")
     _checks.columns(df, [id_col, lambda_col, score_col], caller, "column")
     if df[id_col].isna().any():
-        raise ValueError(f"{caller}: the id column {id_col!r} has missing values.")
+        raise ParameterError(f"{caller}: the id column {id_col!r} has missing values.")
     lam = _checks.numeric(df[lambda_col], f"the lambda column {lambda_col!r}", caller)
     score = _checks.numeric(df[score_col], f"the score column {score_col!r}", caller)
     if ((score < 0) | (score > 1)).any():
         bad = score[(score < 0) | (score > 1)][0]
-        raise ValueError(f"{caller}: scores must be classifier outputs in [0, 1] (apply a sigmoid or softmax to "
+        raise ParameterError(f"{caller}: scores must be classifier outputs in [0, 1] (apply a sigmoid or softmax to "
                          f"logits). Got {bad:g} in {score_col!r}.")
     lam = np.where(np.abs(lam) <= _ZERO, 0.0, lam)
     tidy = pd.DataFrame({"image": df[id_col].to_numpy(), "lambda": lam, "score": score})
     dup = tidy.duplicated(["image", "lambda"])
     if dup.any():
         row = tidy[dup].iloc[0]
-        raise ValueError(f"{caller}: image {row['image']!r} has more than one row at lambda = {row['lambda']:g}; "
+        raise ParameterError(f"{caller}: image {row['image']!r} has more than one row at lambda = {row['lambda']:g}; "
                          "each (image, lambda) pair must appear once.")
     wide = tidy.pivot(index="image", columns="lambda", values="score").sort_index(axis=1)
     if 0.0 not in wide.columns:
-        raise ValueError(f"{caller}: no row has lambda = 0; every image needs its unmodified score f(G(z)) at lambda = 0.")
+        raise ParameterError(f"{caller}: no row has lambda = 0; every image needs its unmodified score f(G(z)) at lambda = 0.")
     no_base = wide.index[wide[0.0].isna()]
     if len(no_base):
-        raise ValueError(f"{caller}: {len(no_base)} image(s) have no lambda = 0 row (first: {list(no_base[:5])!r}); "
+        raise ParameterError(f"{caller}: {len(no_base)} image(s) have no lambda = 0 row (first: {list(no_base[:5])!r}); "
                          "every image needs its unmodified score f(G(z)).")
     band = _band(near_boundary, caller)
     if band is not None:
         lo, hi = band
         wide = wide[(wide[0.0] > lo) & (wide[0.0] < hi)]
         if wide.empty:
-            raise ValueError(f"{caller}: no image has {lo:g} < f(G(z)) < {hi:g} at lambda = 0, so the near-boundary "
+            raise ParameterError(f"{caller}: no image has {lo:g} < f(G(z)) < {hi:g} at lambda = 0, so the near-boundary "
                              "restriction leaves nothing. Widen the band or add images.")
     return wide
 
@@ -78,10 +79,10 @@ def _band(near_boundary: Any, caller: str) -> tuple[float, float] | None:
     try:
         lo, hi = (float(v) for v in near_boundary)
     except (TypeError, ValueError):
-        raise ValueError(f"The 'near_boundary' parameter of {caller} must be False, True (0.3 < f < 0.7) or a pair "
+        raise ParameterError(f"The 'near_boundary' parameter of {caller} must be False, True (0.3 < f < 0.7) or a pair "
                          f"(low, high). Got {near_boundary!r} instead.") from None
     if not 0 <= lo < hi <= 1:
-        raise ValueError(f"The 'near_boundary' parameter of {caller} must satisfy 0 <= low < high <= 1. Got {near_boundary!r}.")
+        raise ParameterError(f"The 'near_boundary' parameter of {caller} must satisfy 0 <= low < high <= 1. Got {near_boundary!r}.")
     return lo, hi
 
 
@@ -117,7 +118,7 @@ def score_sensitivity(scores_by_lambda: pd.DataFrame, *, id_col: str = "image", 
         deviation of the per-image changes), `low`, `high` (t interval; NaN when n < 2).
 
     Raises:
-        ValueError: missing columns, scores outside [0, 1], duplicated (image, lambda) rows, an
+        ParameterError: missing columns, scores outside [0, 1], duplicated (image, lambda) rows, an
         image without its lambda = 0 row, or an empty near-boundary set.
     """
     caller = "score_sensitivity"
@@ -157,7 +158,7 @@ def classification_sensitivity(scores_by_lambda: pd.DataFrame, *, threshold: flo
         `high_1to0` (Wilson intervals; NaN where Z_0 or Z_1 is empty).
 
     Raises:
-        ValueError: as `score_sensitivity`, or a threshold outside [0, 1].
+        ParameterError: as `score_sensitivity`, or a threshold outside [0, 1].
     """
     caller = "classification_sensitivity"
     lvl = _checks.level(level, caller)
@@ -199,15 +200,15 @@ def interpolation_codes(z: Any, labels: Any, n_samples: int, *, seed: int = 0) -
         `label` (the endpoints' class), `start`, `end` (row numbers in `z`), `t`.
 
     Raises:
-        ValueError: bad shapes, labels not 0/1, or no class with two codes.
+        ParameterError: bad shapes, labels not 0/1, or no class with two codes.
     """
     caller = "interpolation_codes"
     Z = np.asarray(z, dtype=float)
     if Z.ndim != 2 or len(Z) == 0 or not np.isfinite(Z).all():
-        raise ValueError(f"{caller}: z must be a finite N x D array. Got shape {Z.shape}.")
+        raise ParameterError(f"{caller}: z must be a finite N x D array. Got shape {Z.shape}.")
     y = _checks.binary(np.asarray(labels).ravel(), "labels", caller)
     if len(y) != len(Z):
-        raise ValueError(f"{caller}: labels must have one entry per code ({len(Z)}). Got {len(y)}.")
+        raise ParameterError(f"{caller}: labels must have one entry per code ({len(Z)}). Got {len(y)}.")
     n_samples = _checks.count(n_samples, "n_samples", caller, minimum=1)
     rng = np.random.default_rng(_checks.seed(seed, caller))
     codes, rows = [], []
@@ -222,7 +223,7 @@ def interpolation_codes(z: Any, labels: Any, n_samples: int, *, seed: int = 0) -
         codes.append((1 - t)[:, None] * Z[start] + t[:, None] * Z[end])
         rows.append(pd.DataFrame({"label": cls, "start": start, "end": end, "t": t}))
     if not codes:
-        raise ValueError(f"{caller}: no class has two codes to interpolate between (class counts: 0 -> "
+        raise ParameterError(f"{caller}: no class has two codes to interpolate between (class counts: 0 -> "
                          f"{int((y == 0).sum())}, 1 -> {int((y == 1).sum())}).")
     return np.concatenate(codes), pd.concat(rows, ignore_index=True)
 
@@ -250,7 +251,7 @@ def interpolation_check(samples: pd.DataFrame, *, label_col: str = "label", scor
     y = _checks.binary(samples[label_col], f"the label column {label_col!r}", caller)
     score = _checks.numeric(samples[score_col], f"the score column {score_col!r}", caller)
     if ((score < 0) | (score > 1)).any():
-        raise ValueError(f"{caller}: scores must be in [0, 1]. Got {score[(score < 0) | (score > 1)][0]:g}.")
+        raise ParameterError(f"{caller}: scores must be in [0, 1]. Got {score[(score < 0) | (score > 1)][0]:g}.")
     ok = ((score >= threshold).astype(np.int64) == y).astype(np.int64)
     g = pd.Series(ok).groupby(pd.Series(y, name="label"))
     out = pd.DataFrame({"n": g.size().astype(np.int64), "consistent": g.sum().astype(np.int64)})

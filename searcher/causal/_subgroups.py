@@ -14,6 +14,7 @@ import pandas as pd
 from searcher.causal import _checks
 from searcher.causal._checks import UNIFORM_STRATEGIES, check_uniform
 from searcher.causal._intervals import newcombe_interval, wilson_interval
+from searcher.errors import ParameterError
 
 __all__ = ["UNIFORM_STRATEGIES", "TreatmentEffect", "ate", "one_hot_bins", "subgroup_error_rates", "uniform_audit_rates"]
 
@@ -51,7 +52,7 @@ def subgroup_error_rates(df: pd.DataFrame, outcome: str, by: str | Sequence[str]
         `n` (rows), `errors`, `rate` (= errors / n), `low` and `high` (Wilson interval).
 
     Raises:
-        ValueError: unknown or duplicated columns, an outcome that is not 0/1, missing values in
+        ParameterError: unknown or duplicated columns, an outcome that is not 0/1, missing values in
         `by`, or non-uniform trials without `allow_biased`.
 
     Example:
@@ -75,7 +76,7 @@ def _rates(df: pd.DataFrame, outcome: str, by: str | Sequence[str], level: float
     for key in keys:
         missing = int(df[key].isna().sum())
         if missing:
-            raise ValueError(f"{caller}: the grouping column {key!r} has {missing} missing value(s). Fill them "
+            raise ParameterError(f"{caller}: the grouping column {key!r} has {missing} missing value(s). Fill them "
                              "(e.g. with an 'unknown' level) or drop those rows first.")
     grouper = [df[k] for k in keys] if len(keys) > 1 else df[keys[0]]
     grouped = pd.Series(e, index=df.index, name=outcome).groupby(grouper, observed=False, sort=True)
@@ -136,7 +137,7 @@ def ate(df: pd.DataFrame, outcome: str, treatment: str, *, treated: Any = None, 
         A `TreatmentEffect` (`value`, `low`, `high`, the two rates and their counts).
 
     Raises:
-        ValueError: bad columns or values, `treated` not among the values, or an empty arm.
+        ParameterError: bad columns or values, `treated` not among the values, or an empty arm.
     """
     caller = "ate"
     _checks.frame(df, caller)
@@ -151,14 +152,14 @@ def ate(df: pd.DataFrame, outcome: str, treatment: str, *, treated: Any = None, 
         col = df[treatment_]
         if not (col == treated).any():
             values = sorted(map(repr, col.dropna().unique()))[:20]
-            raise ValueError(f"{caller}: no row has {treatment_} == {treated!r}. Values present: {', '.join(values)}.")
+            raise ParameterError(f"{caller}: no row has {treatment_} == {treated!r}. Values present: {', '.join(values)}.")
         if col.isna().any():
-            raise ValueError(f"{caller}: the treatment column {treatment_!r} has {int(col.isna().sum())} missing value(s).")
+            raise ParameterError(f"{caller}: the treatment column {treatment_!r} has {int(col.isna().sum())} missing value(s).")
         t = (col == treated).to_numpy().astype(np.int64)
     n1, n0 = int(t.sum()), int((1 - t).sum())
     if n1 == 0 or n0 == 0:
         arm = "treated" if n1 == 0 else "control"
-        raise ValueError(f"{caller}: the {arm} arm of {treatment_!r} has no rows, so E_j^1 - E_j^0 is undefined.")
+        raise ParameterError(f"{caller}: the {arm} arm of {treatment_!r} has no rows, so E_j^1 - E_j^0 is undefined.")
     k1, k0 = int(e[t == 1].sum()), int(e[t == 0].sum())
     low, high = newcombe_interval(k1, n1, k0, n0, lvl)
     return TreatmentEffect(value=k1 / n1 - k0 / n0, low=low, high=high, rate_treated=k1 / n1, rate_control=k0 / n0,
@@ -182,7 +183,7 @@ def one_hot_bins(df: pd.DataFrame, column: str, edges: Sequence[float], labels: 
         per row. Join it with `df.join(...)`.
 
     Raises:
-        ValueError: bad edges or labels, a missing value, or a value outside `[edges[0], edges[-1]]`.
+        ParameterError: bad edges or labels, a missing value, or a value outside `[edges[0], edges[-1]]`.
 
     Example:
         >>> df = pd.DataFrame({"hair_length": [0.1, 0.5, 0.9]})
@@ -198,18 +199,18 @@ def one_hot_bins(df: pd.DataFrame, column: str, edges: Sequence[float], labels: 
     try:
         e = np.asarray(edges, dtype=float)
     except (TypeError, ValueError):
-        raise ValueError(f"{caller}: edges must be numbers. Got {edges!r}.") from None
+        raise ParameterError(f"{caller}: edges must be numbers. Got {edges!r}.") from None
     if e.ndim != 1 or len(e) < 2 or not np.isfinite(e).all() or not (np.diff(e) > 0).all():
-        raise ValueError(f"{caller}: edges must be at least two strictly increasing finite numbers. Got {list(np.atleast_1d(e))!r}.")
+        raise ParameterError(f"{caller}: edges must be at least two strictly increasing finite numbers. Got {list(np.atleast_1d(e))!r}.")
     labels = list(labels) if not isinstance(labels, str) else [labels]
     if len(labels) != len(e) - 1:
-        raise ValueError(f"{caller}: give one label per bin: {len(e) - 1} for {len(e)} edges. Got {len(labels)} labels: {labels!r}.")
+        raise ParameterError(f"{caller}: give one label per bin: {len(e) - 1} for {len(e)} edges. Got {len(labels)} labels: {labels!r}.")
     if len(set(labels)) != len(labels):
-        raise ValueError(f"{caller}: labels must be distinct. Got {labels!r}.")
+        raise ParameterError(f"{caller}: labels must be distinct. Got {labels!r}.")
     x = _checks.numeric(df[column], f"the column {column!r}", caller)
     outside = (x < e[0]) | (x > e[-1])
     if outside.any():
-        raise ValueError(f"{caller}: {int(outside.sum())} value(s) of {column!r} fall outside the edges "
+        raise ParameterError(f"{caller}: {int(outside.sum())} value(s) of {column!r} fall outside the edges "
                          f"[{e[0]:g}, {e[-1]:g}] (first: {x[outside][0]:g}). Widen the first or last edge.")
     idx = np.clip(np.searchsorted(e, x, side="right") - 1, 0, len(labels) - 1)
     data = (idx[:, None] == np.arange(len(labels))[None, :]).astype(np.int64)
@@ -227,7 +228,7 @@ def uniform_audit_rates(trials: pd.DataFrame, outcome: str, by: str | Sequence[s
     where the search looked; with `allow_biased=True` they are computed anyway, with a warning.
 
     Raises:
-        ValueError: no `strategy_col` column, or a non-uniform strategy without `allow_biased`,
+        ParameterError: no `strategy_col` column, or a non-uniform strategy without `allow_biased`,
             plus everything `subgroup_error_rates` raises.
     """
     caller = "uniform_audit_rates"

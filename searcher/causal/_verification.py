@@ -27,6 +27,7 @@ import pandas as pd
 from searcher.causal import _checks
 from searcher.causal._intervals import wilson_interval
 from searcher.causal._regression import ols_effects
+from searcher.errors import ParameterError
 
 __all__ = ["FMRThreshold", "fnmr_at_threshold", "identity_distance_effects", "threshold_at_fmr", "verification_rates"]
 
@@ -43,7 +44,7 @@ def _pairs(pairs: Any, score_col: str, same_col: str, group_col: str | None, cal
     else:
         group = pairs[group_col]
         if group.isna().any():
-            raise ValueError(f"{caller}: the group column {group_col!r} has {int(group.isna().sum())} missing value(s).")
+            raise ParameterError(f"{caller}: the group column {group_col!r} has {int(group.isna().sum())} missing value(s).")
     return score, same, group
 
 
@@ -55,9 +56,9 @@ def _thresholds(thresholds: Any, caller: str) -> np.ndarray:
     try:
         t = np.atleast_1d(np.asarray(thresholds, dtype=float))
     except (TypeError, ValueError):
-        raise ValueError(f"{caller}: thresholds must be numbers. Got {thresholds!r}.") from None
+        raise ParameterError(f"{caller}: thresholds must be numbers. Got {thresholds!r}.") from None
     if t.ndim != 1 or len(t) == 0 or not np.isfinite(t).all():
-        raise ValueError(f"{caller}: thresholds must be a non-empty list of finite numbers. Got {thresholds!r}.")
+        raise ParameterError(f"{caller}: thresholds must be a non-empty list of finite numbers. Got {thresholds!r}.")
     return t
 
 
@@ -138,7 +139,7 @@ class FMRThreshold:
 
 def _rate(value: Any, name: str, caller: str) -> float:
     if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)) or not 0 < value < 1:
-        raise ValueError(f"The {name!r} parameter of {caller} must be a number in (0, 1), e.g. 1e-3. Got {value!r} instead.")
+        raise ParameterError(f"The {name!r} parameter of {caller} must be a number in (0, 1), e.g. 1e-3. Got {value!r} instead.")
     return float(value)
 
 
@@ -164,7 +165,7 @@ def threshold_at_fmr(impostor_distances: Any, fmr: float = 1e-3, *, fallback_fmr
         is the threshold.
 
     Raises:
-        ValueError: bad arguments, or too few impostor pairs even for `fallback_fmr`
+        ParameterError: bad arguments, or too few impostor pairs even for `fallback_fmr`
         (`N < min_expected / fallback_fmr`); lower `min_expected` to accept a noisier threshold.
     """
     caller = "threshold_at_fmr"
@@ -173,13 +174,13 @@ def threshold_at_fmr(impostor_distances: Any, fmr: float = 1e-3, *, fallback_fmr
     min_expected = _checks.count(min_expected, "min_expected", caller, minimum=1)
     d = np.asarray(impostor_distances, dtype=float).ravel()
     if len(d) == 0 or not np.isfinite(d).all():
-        raise ValueError(f"{caller}: impostor_distances must be a non-empty list of finite numbers "
+        raise ParameterError(f"{caller}: impostor_distances must be a non-empty list of finite numbers "
                          f"({int((~np.isfinite(d)).sum())} NaN or infinite of {len(d)}).")
     n = len(d)
     used, fell_back = target, False
     if n * target < min_expected:
         if n * fallback < min_expected:
-            raise ValueError(f"{caller}: {n} impostor pairs are too few for an FMR of {target:g} (need "
+            raise ParameterError(f"{caller}: {n} impostor pairs are too few for an FMR of {target:g} (need "
                              f"{math.ceil(min_expected / target):,}) or of the fallback {fallback:g} (need "
                              f"{math.ceil(min_expected / fallback):,}). Compare more impostor pairs, or pass a smaller "
                              "min_expected to accept a noisier threshold.")
@@ -222,7 +223,7 @@ def fnmr_at_threshold(pairs: pd.DataFrame, threshold: float | FMRThreshold, *, s
         `attrs["threshold"]` holds the threshold.
 
     Raises:
-        ValueError: bad columns or arguments, or a group with no genuine pair (its FNMR is undefined).
+        ParameterError: bad columns or arguments, or a group with no genuine pair (its FNMR is undefined).
     """
     caller = "fnmr_at_threshold"
     lvl = _checks.level(level, caller)
@@ -232,7 +233,7 @@ def fnmr_at_threshold(pairs: pd.DataFrame, threshold: float | FMRThreshold, *, s
         similarity = threshold.similarity if similarity is None else similarity
         thr = threshold.threshold
     elif isinstance(threshold, bool) or not isinstance(threshold, (int, float, np.integer, np.floating)) or not np.isfinite(threshold):
-        raise ValueError(f"The 'threshold' parameter of {caller} must be a finite number or an FMRThreshold. Got {threshold!r} instead.")
+        raise ParameterError(f"The 'threshold' parameter of {caller} must be a finite number or an FMRThreshold. Got {threshold!r} instead.")
     else:
         thr = float(threshold)
     similarity = bool(similarity)
@@ -240,7 +241,7 @@ def fnmr_at_threshold(pairs: pd.DataFrame, threshold: float | FMRThreshold, *, s
     if cluster_col is not None:
         _checks.columns(pairs, cluster_col, caller, "cluster column")
         if pairs[cluster_col].isna().any():
-            raise ValueError(f"{caller}: the cluster column {cluster_col!r} has {int(pairs[cluster_col].isna().sum())} "
+            raise ParameterError(f"{caller}: the cluster column {cluster_col!r} has {int(pairs[cluster_col].isna().sum())} "
                              "missing value(s); every pair needs its cluster (e.g. identity).")
         cluster = pd.factorize(pairs[cluster_col])[0]
     else:
@@ -252,7 +253,7 @@ def fnmr_at_threshold(pairs: pd.DataFrame, threshold: float | FMRThreshold, *, s
     for g in groups:
         mask = genuine & (group.to_numpy() == g)
         if not mask.any():
-            raise ValueError(f"{caller}: group {g!r} has no genuine pair (same == 1), so its FNMR is undefined. "
+            raise ParameterError(f"{caller}: group {g!r} has no genuine pair (same == 1), so its FNMR is undefined. "
                              "Drop the group, or add genuine pairs.")
         codes, inverse = np.unique(cluster[mask], return_inverse=True)
         per_n = np.bincount(inverse).astype(float)
@@ -296,7 +297,7 @@ def identity_distance_effects(df: pd.DataFrame, distance_col: str, attribute_del
         `intercept`, `intercept_std`, `n`, `dof`, `residual_std`, `level`.
 
     Raises:
-        ValueError: unknown or non-numeric columns, missing values, too few rows, or collinear attributes.
+        ParameterError: unknown or non-numeric columns, missing values, too few rows, or collinear attributes.
     """
     caller = "identity_distance_effects"
     _checks.frame(df, caller)

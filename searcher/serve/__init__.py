@@ -35,6 +35,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from searcher.errors import ParameterError
+from searcher.validation import check_int, check_number
 from targets.base import Target
 
 __all__ = ["Faults", "create_app", "serve"]
@@ -62,13 +63,10 @@ class Faults:
 
     def __post_init__(self) -> None:
         for name in ("fail_rate", "slow_rate", "malformed_rate"):
-            value = getattr(self, name)
-            if not 0.0 <= value <= 1.0:
-                raise ParameterError(f"The {name!r} option must be a fraction in [0, 1]. Got {value!r} instead.")
+            check_number(name, getattr(self, name), 0.0, 1.0)
         for name in ("slow_seconds", "sleep"):
-            value = getattr(self, name)
-            if not value >= 0.0:
-                raise ParameterError(f"The {name!r} option must be a number of seconds >= 0. Got {value!r} instead.")
+            check_number(name, getattr(self, name), 0.0)
+        check_int("seed", self.seed, 0)
         total = self.fail_rate + self.slow_rate + self.malformed_rate
         if total > 1.0:
             raise ParameterError(f"The fail, slow and malformed rates must sum to at most 1. Got {total:g} instead.")

@@ -23,7 +23,7 @@ from typing import Any, Protocol, runtime_checkable
 import numpy as np
 
 from searcher.errors import ParameterError
-from searcher.space import Cube, Space
+from searcher.space import Space
 from searcher.validation import check_int
 
 __all__ = ["History", "Strategy", "StrategyBase", "step_rng"]
@@ -114,7 +114,7 @@ class StrategyBase:
         self.space = space
         self.seed = check_int("seed", seed, 0)
         self.dim = space.dim
-        self.cube = Cube(space)
+        self.cube = space.cube
         self.history = History(self.dim)
 
     def tell(self, X: np.ndarray, loss: np.ndarray) -> None:

@@ -21,7 +21,7 @@ import numpy as np
 
 from generators.base import Batch, Generator
 from searcher.errors import ParameterError, SearcherError
-from searcher.space import Categorical, Continuous, Cube, Integer, Space
+from searcher.space import Categorical, Continuous, Integer, Space
 
 __all__ = ["GENERATOR_CHECKS", "STRATEGY_CHECKS", "TARGET_CHECKS", "check_generator", "check_strategy", "check_target"]
 
@@ -244,7 +244,7 @@ def _drive(strategy: Any, steps: int, n: int = 4) -> list[np.ndarray]:
 
 def check_strategy_proposes_cube_points(factory: Callable[..., Any]) -> None:
     strategy = factory(PROBE_SPACE, seed=0)
-    cube = Cube(PROBE_SPACE)
+    cube = PROBE_SPACE.cube
     for X in _drive(strategy, 6):
         assert X.shape == (4, PROBE_SPACE.dim), f"ask(4) gave shape {X.shape}, not (4, {PROBE_SPACE.dim})"
         assert np.isfinite(X).all() and X.min() >= 0 and X.max() <= 1, "a proposal left the unit cube"

@@ -1,8 +1,8 @@
 """Recomputes the results tables of targets/trained/README.md from fresh, seeded renders.
 
-    python -m targets.trained.evaluate             # both models, 2,000 faces per set, 128 px (about 30 s)
-    python -m targets.trained.evaluate gender --n 500
-    python -m targets.trained.evaluate gender --weights control.pt   # a model from train.py --out
+    python benchmarks/trained_targets.py             # both models, 2,000 faces per set, 128 px (about 30 s)
+    python benchmarks/trained_targets.py gender --n 500
+    python benchmarks/trained_targets.py gender --weights control.pt   # a model from train.py --out
 
 For each model: accuracy on a balanced held-out set (clear labels, all other attributes
 independent) and error rates by hair length, skin tone and the planted attributes, with Wilson 95%
