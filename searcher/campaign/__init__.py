@@ -1,4 +1,5 @@
-"""Campaigns: a frozen configuration (`config.py`), the loop that runs it (`loop.py`), the SQLite
+"""Campaigns: a frozen configuration (`config.py`), the loop that runs it (`loop.py`: `Campaign` is
+the configuration with `run()`), the SQLite
 record every trial lands in (`store.py`), where evaluations run (`executors.py`), and the stored
 campaign read back (`result.py`).
 
@@ -6,7 +7,8 @@ campaign read back (`result.py`).
     >>> load_campaign("runs/try").trials                                                            # doctest: +SKIP
 """
 
-from searcher.campaign.config import CUBES, Campaign, search_space
+from searcher.campaign.config import CUBES, CampaignConfig, search_space
+from searcher.campaign.loop import Campaign
 from searcher.campaign.result import CampaignResult, load_campaign
 
-__all__ = ["CUBES", "Campaign", "CampaignResult", "load_campaign", "search_space"]
+__all__ = ["CUBES", "Campaign", "CampaignConfig", "CampaignResult", "load_campaign", "search_space"]

@@ -1,13 +1,9 @@
 """What a campaign is: a frozen, validated configuration, and the sub-space it searches.
 
-    >>> c = Campaign(generator="faces", target="dlib-hog", strategy="random", budget=40, out="runs/try")
-    >>> c.run()                                        # doctest: +SKIP
-    >>> load_campaign("runs/try").trials.loss.mean()   # doctest: +SKIP
-
-The fields are the one list of a campaign's settings: `searcher hunt` derives its flags from them
-(`help` and `flag` in each field's metadata) and a TOML `--config` file takes the same keys, so a
-setting added here is a flag, a TOML key and a stored value at once. `run()` hands the
-configuration to the loop (`loop.py`); the configuration itself never changes.
+The fields of `CampaignConfig` are the one list of a campaign's settings: `searcher hunt` derives its
+flags from them (`help` and `flag` in each field's metadata) and a TOML `--config` file takes the
+same keys, so a setting added here is a flag, a TOML key and a stored value at once. The loop
+(`loop.py`) adds `run()` to it as `Campaign`; the configuration itself never changes.
 """
 
 from __future__ import annotations
@@ -17,7 +13,7 @@ import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from searcher.campaign.executors import EXECUTORS
 from searcher.errors import ParameterError
@@ -25,10 +21,7 @@ from searcher.objective import LOSSES, ObjectiveSpec
 from searcher.space import Space
 from searcher.validation import check_choice, check_int, check_number
 
-if TYPE_CHECKING:
-    from searcher.campaign.result import CampaignResult
-
-__all__ = ["CUBES", "Campaign", "search_space"]
+__all__ = ["CUBES", "CampaignConfig", "search_space"]
 
 CUBES = ("prior", "box")  # what a point of the unit cube means: prior quantiles, or the raw parameter box
 
@@ -67,7 +60,7 @@ def _setting(default: Any, help: str, flag: str | None = None, **extra: Any) -> 
 
 
 @dataclass(frozen=True)
-class Campaign:
+class CampaignConfig:
     """One failure-hunting campaign's configuration; keywords as the `searcher hunt` flags.
 
     Args:
@@ -118,7 +111,7 @@ class Campaign:
                                  "error rates (default: 0)", metavar="F")
 
     def __post_init__(self) -> None:
-        owner = "Campaign"
+        owner = type(self).__name__
         for name in ("budget", "batch", "workers"):
             check_int(name, getattr(self, name), 1, owner=owner)
         check_int("seed", self.seed, 0, owner=owner)
@@ -131,7 +124,7 @@ class Campaign:
         for name in ("fix", "generator_options", "target_options", "strategy_options"):
             value = getattr(self, name)
             if not isinstance(value, Mapping):
-                raise ParameterError(f"The {name!r} option of Campaign must be a table of NAME = VALUE. Got {value!r} instead.")
+                raise ParameterError(f"The {name!r} option of {owner} must be a table of NAME = VALUE. Got {value!r} instead.")
             object.__setattr__(self, name, dict(value))
         if isinstance(self.vary, str):
             object.__setattr__(self, "vary", tuple(v.strip() for v in self.vary.split(",") if v.strip()))
@@ -145,7 +138,7 @@ class Campaign:
         return tuple(f.name for f in dataclasses.fields(cls))
 
     @classmethod
-    def from_dir(cls, directory: str | Path) -> Campaign:
+    def from_dir(cls, directory: str | Path) -> CampaignConfig:
         """The campaign stored in `directory`, to resume it there (wherever it was first run)."""
         from searcher.campaign.store import Store
 
@@ -177,9 +170,3 @@ class Campaign:
         out = dataclasses.asdict(self)
         out["vary"] = list(self.vary) if self.vary is not None else None
         return out
-
-    def run(self, progress: bool = True, resume: bool = False) -> CampaignResult:
-        """Runs (or, with `resume`, continues) the campaign until the budget is spent (`loop.run`)."""
-        from searcher.campaign.loop import run
-
-        return run(self, progress=progress, resume=resume)

@@ -1,4 +1,8 @@
-"""The campaign loop: ask, evaluate, store, tell, in synchronous batches, until the budget is spent.
+"""A campaign and its loop: ask, evaluate, store, tell, in synchronous batches, until the budget is spent.
+
+    >>> c = Campaign(generator="faces", target="dlib-hog", strategy="random", budget=40, out="runs/try")
+    >>> c.run()                                        # doctest: +SKIP
+    >>> load_campaign("runs/try").trials.loss.mean()   # doctest: +SKIP
 
 In batches of `batch` points: the strategy asks, the executor renders and judges, every trial is
 committed to the store as it comes back, the strategy is told the losses, and the batch is marked
@@ -14,12 +18,13 @@ from __future__ import annotations
 
 import json
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 from tqdm import tqdm
 
-from searcher.campaign.config import Campaign, search_space
+from searcher.campaign.config import CampaignConfig, search_space
 from searcher.campaign.executors import make_executor
 from searcher.campaign.result import CampaignResult
 from searcher.campaign.store import Store
@@ -27,12 +32,22 @@ from searcher.errors import ParameterError
 from searcher.space import Space
 from searcher.strategies import Strategy, make_strategy
 
-__all__ = ["audited", "run"]
+__all__ = ["Campaign", "audited", "run"]
 
 _AUDIT_STREAM = 0xA0D17  # keys the audit sample's draws apart from the strategies'
 
 
-def audited(campaign: Campaign, step: int, n: int) -> int:
+@dataclass(frozen=True)
+class Campaign(CampaignConfig):
+    """A campaign: its configuration (`CampaignConfig`, whose fields are the `searcher hunt` flags)
+    and `run()`, the loop below."""
+
+    def run(self, progress: bool = True, resume: bool = False) -> CampaignResult:
+        """Runs (or, with `resume`, continues) the campaign until the budget is spent."""
+        return run(self, progress=progress, resume=resume)
+
+
+def audited(campaign: CampaignConfig, step: int, n: int) -> int:
     """How many of batch `step`'s `n` points are the uniform audit sample (the last ones): the
     running total is `round(audit * evaluations)`, so the fraction holds over the campaign."""
     before = step * campaign.batch
@@ -46,7 +61,7 @@ def _losses(trials: dict[int, tuple[np.ndarray, float | None]], n: int) -> np.nd
 class _Loop:
     """One run of a campaign: its space, strategy, store and executor."""
 
-    def __init__(self, campaign: Campaign, resume: bool) -> None:
+    def __init__(self, campaign: CampaignConfig, resume: bool) -> None:
         import generators
 
         self.campaign = c = campaign
@@ -66,7 +81,7 @@ class _Loop:
         c, stored = self.campaign, self.store.config
         if stored is not None and not resume:
             raise ParameterError(f"{c.out} already holds a campaign; resume it with `searcher hunt --resume {c.out}` or choose another --out.")
-        if stored is not None and {**Campaign.with_defaults(stored), "out": c.out} != json.loads(json.dumps(c.config())):
+        if stored is not None and {**type(c).with_defaults(stored), "out": c.out} != json.loads(json.dumps(c.config())):
             raise ParameterError(f"{c.out} holds a campaign with another configuration; resume it as it was.")
         self.store.save_config(c.config())
 
@@ -118,7 +133,7 @@ class _Loop:
         self.executor.close()
 
 
-def run(campaign: Campaign, progress: bool = True, resume: bool = False, desc: str | None = None) -> CampaignResult:
+def run(campaign: CampaignConfig, progress: bool = True, resume: bool = False, desc: str | None = None) -> CampaignResult:
     """Runs (or, with `resume`, continues) `campaign` until its budget is spent; `desc` labels
     the progress bar (default "STRATEGY vs TARGET"), which shows evaluations and failures."""
     loop = _Loop(campaign, resume)

@@ -47,3 +47,15 @@ def test_cli_compare(tmp_path, capsys):
     assert main(["compare", "--generator", "planted", "--target", "planted", "--strategies", "random,sobol", "--seeds", "2",
                  "--budget", "12", "--out", str(tmp_path), "--no-progress"]) == 0
     assert "regions_found" in capsys.readouterr().out
+
+
+def test_progress_shows_each_campaign_with_its_failures(tmp_path, capsys):
+    """One bar per campaign, named by its run, counting evaluations and failures found so far."""
+    table = compare(tmp_path, generator="planted", target="planted", strategies=["random", "bo"], seeds=[0], budget=16,
+                    batch=4, progress=True)
+    err = capsys.readouterr().err
+    for name in ("random-s0", "bo-s0"):
+        final = [line for line in err.replace("\r", "\n").splitlines() if line.startswith(f"{name}:") and "16/16" in line]
+        assert final, f"no finished bar for {name} in {err[-500:]!r}"
+        found = int(table.loc[table["strategy"] == name.split("-")[0], "failures"].iloc[0])
+        assert f"failures={found}" in final[-1]
