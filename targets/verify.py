@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from searcher.validation import check_number
 from targets.base import Predictions, check_images
 from targets.detectors import _dlib, model_file
 
@@ -24,8 +25,7 @@ class DlibVerify:
     task = "verify"
 
     def __init__(self, threshold: float = 0.6, upsample: int = 1, jitter: int = 0) -> None:
-        if not threshold > 0:
-            raise ValueError(f"The 'threshold' option must be a number > 0. Got {threshold!r} instead.")
+        threshold = check_number("threshold", threshold, 0.0, open_low=True)
         dlib = _dlib()
         self.threshold, self.upsample, self.jitter = float(threshold), int(upsample), int(jitter)
         self._detect = dlib.get_frontal_face_detector()

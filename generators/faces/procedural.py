@@ -28,7 +28,6 @@ import pandas as pd
 from generators.base import Batch
 from generators.faces.render import EYEWEAR, HAIR_COLORS, N_SHAPE, FaceRenderer
 from generators.faces.vocabulary import FACES
-from searcher.errors import ParameterError
 from searcher.space import (
     Beta,
     Categorical,
@@ -39,6 +38,7 @@ from searcher.space import (
     Uniform,
     ZeroInflated,
 )
+from searcher.validation import check_int
 
 __all__ = ["FACE_SPACE", "ProceduralFaces", "everyday_mix", "render_attributes"]
 
@@ -176,6 +176,5 @@ class ProceduralFaces:
 
 
 def check_resolution(resolution: Any) -> int:
-    if isinstance(resolution, bool) or not isinstance(resolution, (int, np.integer)) or not 64 <= resolution <= 256:
-        raise ParameterError(f"The 'resolution' option must be an integer in [64, 256]. Got {resolution!r} instead.")
-    return int(resolution)
+    """The image side in pixels, an integer in [64, 256]."""
+    return check_int("resolution", resolution, 64, 256)
