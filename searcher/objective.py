@@ -115,16 +115,31 @@ class Judge:
         if target.task != "detect":
             raise ParameterError(f"Campaigns and transects judge detect and classify targets; "
                                  f"{type(target).__name__} is a {target.task!r} target.")
+        if truth_column is not None or cut is not None:
+            raise ParameterError(f"truth_column= and cut= judge classify targets; {type(target).__name__} is a detect target, "
+                                 "judged by whether it found the face. Leave them out.")
         if loss == "score":
             raise ParameterError("loss='score' needs a classify target with scores.")
         return cls("detect", margin=margin, loss=loss)
 
-    def __call__(self, label: Any, score: float | None, truth: Mapping[str, Any]) -> tuple[float | None, str | None]:
+    def check(self, truth: Mapping[str, Any]) -> None:
+        """Raises a ParameterError unless a classify target can be judged on this truth row: the
+        truth column must be there and numeric (a cut splits it in two)."""
         if self.task == "detect":
-            return (0.0 if label else 1.0), None
+            return
         if self.truth_column not in truth:
             raise ParameterError(f"The truth column {self.truth_column!r} is not in what the generator rendered. "
                                  f"Truth columns: {', '.join(map(str, truth))}.")
+        value = truth[self.truth_column]
+        if isinstance(value, (bool, str)) or not isinstance(value, (int, float, np.integer, np.floating)):
+            numeric = [k for k, v in truth.items() if isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, bool)]
+            raise ParameterError(f"The truth column {self.truth_column!r} holds {value!r}, not a number a cut can split. "
+                                 f"Numeric truth columns: {', '.join(map(str, numeric))}.")
+
+    def __call__(self, label: Any, score: float | None, truth: Mapping[str, Any]) -> tuple[float | None, str | None]:
+        if self.task == "detect":
+            return (0.0 if label else 1.0), None
+        self.check(truth)
         value = float(truth[self.truth_column])
         if abs(value - self.cut) < self.margin:
             return None, f"ambiguous {self.truth_column}={value:.2f}"

@@ -33,6 +33,7 @@ from scipy.spatial.distance import pdist
 
 from searcher.campaign import Campaign, load_campaign, search_space
 from searcher.causal import UNIFORM_STRATEGIES
+from searcher.errors import ParameterError
 from searcher.figures.compare import plot_comparison
 from searcher.objective import FAILURE
 
@@ -160,6 +161,12 @@ def compare(
     uniform strategies' failures are cut into (see the module docstring). Returns the per-campaign table, also written to
     `out/compare.csv` beside `out/curves.csv` and the figures.
     """
+    from searcher.strategies import STRATEGIES
+
+    for strategy in strategies:
+        STRATEGIES.factory(strategy)  # an unknown name fails before any campaign runs
+    if not list(seeds) or not list(strategies):
+        raise ParameterError(f"compare needs at least one strategy and one seed. Got strategies={list(strategies)}, seeds={list(seeds)}.")
     out = Path(out)
     jobs = []
     for strategy, alpha, seed in itertools.product(strategies, alphas, seeds):

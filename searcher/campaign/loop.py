@@ -72,6 +72,8 @@ class _Loop:
             options["alpha"] = c.alpha
         self.strategy: Strategy = make_strategy(c.strategy, self.space, seed=c.seed, budget=c.budget, **options)
         objective = c.spec().build(generator)  # the target and loss too, before anything is evaluated
+        if objective.judge.task == "classify":  # the truth it is judged by exists and is a number: one render shows it
+            objective.judge.check(generator.generate([{**generator.space.defaults(), **self.held}]).truth.to_dict("records")[0])
         self.store = Store(c.out)
         self._check_stored(resume)
         self.audit_cube = self.space.cube
@@ -108,7 +110,12 @@ class _Loop:
         return X, k
 
     def evaluate(self, step: int, X: np.ndarray, audit: int) -> int:
-        """Evaluates and stores the trials of batch `step` not stored yet; returns the failures among them."""
+        """Evaluates and stores the trials of batch `step` not stored yet; returns the failures among them.
+
+        Raises:
+            ParameterError: the campaign's first batch got no judgement at all (every trial a target
+                error or excluded as ambiguous): the rest of the budget would be spent the same way.
+        """
         n = len(X)
         have = self.store.step_trials(step)
         todo = [i for i in range(n) if i not in have]
@@ -118,6 +125,8 @@ class _Loop:
         outcomes = self.executor.evaluate([{**self.held, **params[i]} for i in todo], self.campaign.seed)
         for i, (outcome, worker) in zip(todo, outcomes):
             self.store.add_trial(step, i, X[i], outcome, worker, "audit" if i >= n - audit else "search")
+        if step == 0 and all(o.loss is None for o, _ in outcomes):
+            raise ParameterError(_unjudged([o for o, _ in outcomes], self.campaign))
         return sum(bool(o.failure) for o, _ in outcomes)
 
     def finish(self, step: int, X: np.ndarray, audit: int) -> None:
@@ -131,6 +140,18 @@ class _Loop:
 
     def close(self) -> None:
         self.executor.close()
+
+
+def _unjudged(outcomes: list, campaign: CampaignConfig) -> str:
+    """Why a first batch got no judgement, and what to change."""
+    errors = [o.error for o in outcomes if o.error is not None]
+    if errors:
+        return (f"Stopped after the first batch: {len(errors)} of {len(outcomes)} trials got no answer from the target "
+                f"{campaign.target!r} (first: {errors[0]}). Check the target (its URL, its key, that it runs), then "
+                f"`searcher hunt --resume {campaign.out}`.")
+    return (f"Stopped after the first batch: all {len(outcomes)} trials were excluded as ambiguous ({outcomes[0].excluded}): "
+            f"the truth the target is judged by sits at its cut. Vary that attribute or fix it away from the cut "
+            f"(--vary / --fix), or lower --margin.")
 
 
 def run(campaign: CampaignConfig, progress: bool = True, resume: bool = False, desc: str | None = None) -> CampaignResult:

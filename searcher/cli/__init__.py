@@ -12,8 +12,8 @@
     searcher gallery runs/bo
     searcher serve-target dlib-hog --port 8000       a local target over HTTP, for the `http` target
 
-Each command module has `HELP` (and optionally `DESCRIPTION`), `add_arguments(parser)` and
-`run(args) -> int`; `run` is a thin shell over a library call a Python user can make too (Optuna's
+Each command module has `HELP` (and optionally `DESCRIPTION` and a `RESUME_HINT` printed after
+Ctrl-C), `add_arguments(parser)` and `run(args) -> int`; `run` is a thin shell over a library call a Python user can make too (Optuna's
 `cli.py` is the model). Only this package parses arguments and prints.
 """
 
@@ -74,6 +74,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     except SearcherError as exc:
         print(f"searcher: error: {exc}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt:
+        hint = getattr(sys.modules.get(args.func.__module__), "RESUME_HINT", "")
+        print(f"searcher: interrupted.{' ' + hint.format(args=args) if hint else ''}", file=sys.stderr)
+        return 130
 
 
 if __name__ == "__main__":

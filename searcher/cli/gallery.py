@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from searcher.validation import check_int
+
 HELP = "a contact sheet of a campaign's failures"
 
 
@@ -18,6 +20,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from searcher.figures.gallery import failure_gallery
 
+    check_int("--limit", args.limit, 1)
     sheet = failure_gallery(args.campaign, limit=args.limit, diverse=not args.first)
     if sheet is None:
         print(f"{args.campaign}: no failures to show")

@@ -20,6 +20,7 @@ from searcher.cli.args import assignments
 from searcher.errors import SearcherError
 
 HELP = "search a generator + target for failures and record every evaluation"
+RESUME_HINT = "Every finished trial is stored; `searcher hunt --resume {args.out_or_resume}` continues."
 DESCRIPTION = ("Search a generator + target for failures (a campaign). Every flag can also come from --config, a TOML "
                "file with the same keys (underscores for dashes); flags win.")
 
@@ -71,13 +72,18 @@ def config_from(args: argparse.Namespace) -> dict[str, Any]:
         value = getattr(args, f.name)
         if _kind(f) == "table":
             if value:
-                config[f.name] = {**config.get(f.name, {}), **assignments(value, _flag(f))}
+                given = config.get(f.name, {})
+                if not isinstance(given, dict):
+                    raise SearcherError(f"The {f.name!r} key of {args.config} must be a table of NAME = VALUE, e.g. "
+                                        f"{f.name} = {{ yaw = 10 }}. Got {given!r} instead.")
+                config[f.name] = {**given, **assignments(value, _flag(f))}
         elif value is not None:
             config[f.name] = value
     return config
 
 
 def run(args: argparse.Namespace) -> int:
+    args.out_or_resume = args.resume or args.out or Campaign().out
     if args.resume:
         campaign = Campaign.from_dir(args.resume)
         print(f"resuming {args.resume}")

@@ -1,0 +1,150 @@
+"""Inputs that ended in a traceback, a wrong directory or a wasted budget on the main before the
+layered package (issue 14's probe): each is now one line naming the bad value, or does what it says."""
+
+import shutil
+
+import numpy as np
+import pytest
+
+import generators
+from searcher.campaign import Campaign, load_campaign
+from searcher.cli import main
+from searcher.errors import ParameterError
+
+PLANTED = {"generator": "planted", "target": "planted", "strategy": "random", "batch": 4}
+
+
+def _one_line_error(capsys, *needles):
+    err = capsys.readouterr().err
+    assert "Traceback" not in err and err.startswith("searcher: error: "), err
+    for needle in needles:
+        assert needle in err, (needle, err)
+    return err
+
+
+def _half_done(tmp_path, out="runs/a"):
+    """A campaign of 16 stored as if killed after two of its four batches."""
+    import sqlite3
+
+    Campaign(**PLANTED, budget=16, out=out).run(progress=False)
+    with sqlite3.connect(tmp_path / out / "campaign.sqlite") as db:
+        db.execute("DELETE FROM trials WHERE step >= 2")
+        db.execute("DELETE FROM steps WHERE step >= 2")
+
+
+def test_a_moved_campaign_resumes_where_it_is_told(tmp_path, monkeypatch):
+    """`runs/a` moved to `moved/b` and resumed from another directory fills `moved/b`; no new `runs/a` appears."""
+    monkeypatch.chdir(tmp_path)
+    _half_done(tmp_path)
+    (tmp_path / "moved").mkdir()
+    (tmp_path / "runs" / "a").rename(tmp_path / "moved" / "b")
+    (tmp_path / "elsewhere").mkdir()
+    monkeypatch.chdir(tmp_path / "elsewhere")
+    assert main(["hunt", "--resume", str(tmp_path / "moved" / "b"), "--no-progress"]) == 0
+    assert len(load_campaign(tmp_path / "moved" / "b").trials) == 16
+    assert not (tmp_path / "elsewhere" / "runs").exists() and not (tmp_path / "runs" / "a").exists()
+
+
+def test_resume_fills_the_copy_and_leaves_the_original(tmp_path, monkeypatch):
+    """A copy of a half-done campaign, resumed, is completed in place; the original is untouched."""
+    monkeypatch.chdir(tmp_path)
+    _half_done(tmp_path)
+    shutil.copytree(tmp_path / "runs" / "a", tmp_path / "copy")
+    assert main(["hunt", "--resume", str(tmp_path / "copy"), "--no-progress"]) == 0
+    assert len(load_campaign(tmp_path / "copy").trials) == 16
+    assert len(load_campaign(tmp_path / "runs" / "a").trials) == 8
+
+
+def test_render_of_a_generator_without_a_resolution(tmp_path, capsys):
+    assert main(["render", "--generator", "planted", "-n", "4", "--out", str(tmp_path / "p.png")]) == 0
+    assert (tmp_path / "p.png").is_file()
+
+
+@pytest.mark.parametrize(("argv", "needles"), [
+    (["render", "--set", "identity=inf"], ["'identity' parameter must be an integer in [0, 99999]", "inf"]),
+    (["render", "--set", "yaw=-inf"], ["'yaw' parameter must be a number in [-75, 75]", "-inf"]),
+    (["render", "--seed", "-1"], ["--seed must be an integer >= 0. Got -1 instead."]),
+    (["render", "-n", "0"], ["-n must be an integer >= 1. Got 0 instead."]),
+    (["compare", "--seeds", "0"], ["--seeds must be an integer >= 1. Got 0 instead."]),
+    (["serve-target", "dlib-hog", "--port", "70000"], ["--port must be an integer in [0, 65535]. Got 70000 instead."]),
+    (["gallery", "nowhere", "--limit", "0"], ["--limit must be an integer >= 1. Got 0 instead."]),
+    (["compare", "--generator", "planted", "--target", "planted", "--strategies", "random,nope", "--seeds", "1"],
+     ["Unknown strategy 'nope'", "random, sobol, bo"]),
+])
+def test_bad_values_are_one_line_errors(tmp_path, capsys, argv, needles):
+    argv = [*argv, "--out", str(tmp_path / "out")] if argv[0] in ("render", "compare") else argv
+    assert main(argv) == 2
+    _one_line_error(capsys, *needles)
+    assert not (tmp_path / "out" / "runs").exists()  # compare refused before running any campaign
+
+
+def test_the_python_api_refuses_infinite_integers():
+    with pytest.raises(ParameterError, match="'identity' parameter must be an integer"):
+        generators.load("faces", resolution=64).generate({"identity": float("inf")})
+
+
+@pytest.mark.parametrize(("toml", "needle"), [
+    ('fix = ["yaw=10"]', "The 'fix' option of Campaign must be a table of NAME = VALUE. Got ['yaw=10'] instead."),
+    ('fix = "yaw=10"', "must be a table of NAME = VALUE. Got 'yaw=10' instead."),
+    ('target_options = "x"', "The 'target_options' option of Campaign must be a table"),
+])
+def test_toml_values_of_the_wrong_shape(tmp_path, capsys, toml, needle):
+    config = tmp_path / "c.toml"
+    config.write_text(f'generator = "planted"\ntarget = "planted"\nbudget = 4\n{toml}\n')
+    assert main(["hunt", "--config", str(config), "--out", str(tmp_path / "run"), "--no-progress"]) == 2
+    _one_line_error(capsys, needle)
+    config.write_text(f'generator = "planted"\n{toml}\n')
+    assert main(["hunt", "--config", str(config), "--fix", "x0=0.5", "--out", str(tmp_path / "run"), "--no-progress"]) == 2
+    _one_line_error(capsys, "must be a table")
+
+
+@pytest.mark.parametrize(("column", "needle"), [
+    ("nosuch", "The truth column 'nosuch' is not in what the generator rendered. Truth columns: skin_tone"),
+    ("hair_color", "The truth column 'hair_color' holds 'brown', not a number a cut can split"),
+])
+def test_a_truth_column_that_cannot_judge_is_refused_before_any_evaluation(tmp_path, capsys, column, needle):
+    out = tmp_path / "run"
+    assert main(["hunt", "--target", "gender-cnn", "--truth-column", column, "--budget", "8", "--out", str(out),
+                 "--generator-option", "resolution=64", "--no-progress"]) == 2
+    _one_line_error(capsys, needle)
+    assert not (out / "campaign.sqlite").exists()
+
+
+def test_truth_options_on_a_detect_target_are_refused(tmp_path, capsys):
+    assert main(["hunt", "--generator", "planted", "--target", "planted", "--cut", "0.5", "--out", str(tmp_path / "r")]) == 2
+    _one_line_error(capsys, "truth_column= and cut= judge classify targets")
+
+
+def test_a_first_batch_without_any_judgement_stops_the_campaign(tmp_path, capsys):
+    """The README's old gender example: gender presentation at its default 0.5, the cut; every trial
+    ambiguous. The campaign stops after one batch and says what to change, instead of spending 40."""
+    out = tmp_path / "gender"
+    assert main(["hunt", "--target", "gender-cnn", "--vary", "hair_length,skin_tone,yaw", "--fix", "identity=7",
+                 "--budget", "40", "--out", str(out), "--generator-option", "resolution=64", "--no-progress"]) == 2
+    _one_line_error(capsys, "Stopped after the first batch: all 4 trials were excluded as ambiguous",
+                    "gender_presentation=0.50", "--vary")
+    assert len(load_campaign(out).trials) == 4
+    errors = tmp_path / "errors"
+    assert main(["hunt", "--generator", "planted", "--target", "planted", "--option", "error_rate=1.0", "--budget", "40",
+                 "--out", str(errors), "--no-progress"]) == 2
+    _one_line_error(capsys, "4 of 4 trials got no answer from the target 'planted' (first: injected error)")
+
+
+def test_the_readme_gender_hunt_finds_failures(tmp_path, capsys):
+    assert main(["hunt", "--target", "gender-cnn", "--vary", "hair_length,skin_tone,gender_presentation,yaw", "--fix",
+                 "identity=7", "--budget", "24", "--strategy", "random", "--out", str(tmp_path / "g"),
+                 "--generator-option", "resolution=64", "--no-progress"]) == 0
+    trials = load_campaign(tmp_path / "g").trials
+    assert (trials["loss"] >= 0.5).sum() > 0 and np.isfinite(trials["loss"].dropna()).all()
+
+
+def test_ctrl_c_says_how_to_continue(tmp_path, capsys, monkeypatch):
+    import searcher.campaign.loop as loop
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(loop, "run", interrupted)
+    assert main(["hunt", "--generator", "planted", "--target", "planted", "--out", str(tmp_path / "k"), "--no-progress"]) == 130
+    err = capsys.readouterr().err
+    assert "Traceback" not in err and f"searcher hunt --resume {tmp_path / 'k'}` continues" in err
