@@ -450,11 +450,12 @@ class Space:
         return rows
 
     def describe(self) -> str:
-        """One line per parameter: name, range or choices, meaning."""
-        lines = [f"  {p.name:<20} {p.describe():<44} {p.doc}" for p in self.params]
+        """A header and one line per parameter: name, range or choices, default, meaning."""
+        lines = [f"  {'name':<20} {'range':<44} {'default':<10} meaning"]
+        lines += [f"  {p.name:<20} {p.describe():<44} {p.fallback!s:<10} {p.doc}" for p in self.params]
         if self.latent:
             lat = self.latent
-            lines.append(f"  {lat.name}0..{lat.name}{lat.dim - 1:<15} {lat.describe():<44} {lat.doc}")
+            lines.append(f"  {lat.name}0..{lat.name}{lat.dim - 1:<15} {lat.describe():<44} {'0':<10} {lat.doc}")
         return "\n".join(lines)
 
 

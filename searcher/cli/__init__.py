@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
 from collections.abc import Sequence
 
@@ -74,6 +75,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except SearcherError as exc:
         print(f"searcher: error: {exc}", file=sys.stderr)
         return 2
+    except BrokenPipeError:  # `searcher params faces | head`: the reader left, nothing is wrong
+        sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - replaces the closed stdout for the interpreter's exit flush
+        return 0
     except KeyboardInterrupt:
         hint = getattr(sys.modules.get(args.func.__module__), "RESUME_HINT", "")
         print(f"searcher: interrupted.{' ' + hint.format(args=args) if hint else ''}", file=sys.stderr)

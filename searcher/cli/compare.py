@@ -12,18 +12,18 @@ RESUME_HINT = "Finished campaigns and trials are stored; the same command again 
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--generator", default="faces")
-    p.add_argument("--target", default="dlib-cnn")
+    p.add_argument("--generator", default="faces", help="generator name (default: faces)")
+    p.add_argument("--target", default="dlib-cnn", help="target name (default: dlib-cnn)")
     p.add_argument("--strategies", default="random,bo", help="comma-separated (default: random,bo)")
     p.add_argument("--seeds", default="5", help="a count (5 -> seeds 0..4) or a comma-separated list (default: 5)")
     p.add_argument("--alphas", help="comma-separated alpha values for bo (default: its own, 0.6)")
-    p.add_argument("--budget", type=int, default=400)
-    p.add_argument("--batch", type=int, default=4)
+    p.add_argument("--budget", type=int, default=400, help="evaluations per campaign (default: 400)")
+    p.add_argument("--batch", type=int, default=4, help="points proposed and evaluated together (default: 4)")
     p.add_argument("--parallel", type=int, default=1, help="campaigns at once, on Ray when > 1 (default: 1)")
-    p.add_argument("--fix", action="append", default=[], metavar="NAME=VALUE")
+    p.add_argument("--fix", action="append", default=[], metavar="NAME=VALUE", help="hold a parameter at a value (repeatable)")
     p.add_argument("--option", action="append", default=[], metavar="KEY=VALUE", help="a target option (repeatable)")
-    p.add_argument("--out", default="runs/compare")
-    p.add_argument("--no-progress", action="store_true")
+    p.add_argument("--out", default="runs/compare", help="output directory (default: runs/compare)")
+    p.add_argument("--no-progress", action="store_true", help="no progress bars")
 
 
 def run(args: argparse.Namespace) -> int:

@@ -37,3 +37,23 @@ def test_list_and_params(capsys):
 def test_console_script_help():
     done = subprocess.run([sys.executable, "-m", "searcher.cli", "--help"], capture_output=True, text=True, check=True)
     assert "render" in done.stdout and "list" in done.stdout
+
+
+def test_params_prints_range_default_and_meaning(capsys):
+    assert main(["params", "faces"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[1].split() == ["name", "range", "default", "meaning"]
+    yaw = next(line for line in lines if line.split()[0] == "yaw")
+    assert "[-75, 75]" in yaw and yaw.split()[6] == "0.0"  # name, "a number in [-75, 75]", default
+    eyewear = next(line for line in lines if line.split()[0] == "eyewear")
+    assert "'none', 'glasses', 'sunglasses'" in eyewear and " none " in eyewear
+
+
+def test_compare_help_shows_its_defaults(capsys):
+    import pytest
+
+    with pytest.raises(SystemExit):
+        main(["compare", "--help"])
+    out = capsys.readouterr().out
+    for default in ("(default: dlib-cnn)", "(default: 400)", "(default: runs/compare)", "(default: random,bo)"):
+        assert default in " ".join(out.split()), default
