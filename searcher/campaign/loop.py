@@ -27,7 +27,7 @@ from tqdm import tqdm
 from searcher.campaign.config import CampaignConfig, search_space
 from searcher.campaign.executors import make_executor
 from searcher.campaign.result import CampaignResult
-from searcher.campaign.store import Store
+from searcher.campaign.store import DirectoryLock, Store
 from searcher.errors import ParameterError
 from searcher.space import Space
 from searcher.strategies import Strategy, make_strategy
@@ -74,17 +74,29 @@ class _Loop:
         objective = c.spec().build(generator)  # the target and loss too, before anything is evaluated
         if objective.judge.task == "classify":  # the truth it is judged by exists and is a number: one render shows it
             objective.judge.check(generator.generate([{**generator.space.defaults(), **self.held}]).truth.to_dict("records")[0])
-        self.store = Store(c.out)
-        self._check_stored(resume)
-        self.audit_cube = self.space.cube
-        self.executor = make_executor(c.executor, c.spec(), c.workers, c.ray_address, objective=objective)
+        self.lock = DirectoryLock(c.out)  # one process per campaign directory, taken only once the config is sound
+        self.lock.acquire()
+        try:
+            self.store = Store(c.out)
+            self._check_stored(resume)
+            self.audit_cube = self.space.cube
+            self.executor = make_executor(c.executor, c.spec(), c.workers, c.ray_address, objective=objective)
+        except BaseException:
+            self.lock.release()
+            raise
 
     def _check_stored(self, resume: bool) -> None:
         c, stored = self.campaign, self.store.config
         if stored is not None and not resume:
             raise ParameterError(f"{c.out} already holds a campaign; resume it with `searcher hunt --resume {c.out}` or choose another --out.")
-        if stored is not None and {**type(c).with_defaults(stored), "out": c.out} != json.loads(json.dumps(c.config())):
-            raise ParameterError(f"{c.out} holds a campaign with another configuration; resume it as it was.")
+        if stored is not None:
+            before = type(c).with_defaults(stored)
+            if {**before, "out": c.out, "budget": c.budget} != json.loads(json.dumps(c.config())):
+                raise ParameterError(f"{c.out} holds a campaign with another configuration; resume it as it was "
+                                     "(only --budget may change, to extend it).")
+            if c.budget < before["budget"]:
+                raise ParameterError(f"A resumed campaign can be extended, not shortened: {c.out} has a budget of "
+                                     f"{before['budget']}. Got {c.budget} instead.")
         self.store.save_config(c.config())
 
     def replay(self) -> tuple[int, int]:
@@ -140,6 +152,7 @@ class _Loop:
 
     def close(self) -> None:
         self.executor.close()
+        self.lock.release()
 
 
 def _unjudged(outcomes: list, campaign: CampaignConfig) -> str:

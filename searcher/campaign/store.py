@@ -14,6 +14,7 @@ PNGs are written to a temporary name and renamed, so a file is whole or absent.
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import io
 import json
@@ -27,9 +28,10 @@ import numpy as np
 import pandas as pd
 from PIL import Image
 
+from searcher.errors import ParameterError
 from searcher.objective import Outcome
 
-__all__ = ["SCHEMA_VERSION", "Store"]
+__all__ = ["SCHEMA_VERSION", "DirectoryLock", "Store"]
 
 SCHEMA_VERSION = 2
 
@@ -155,3 +157,38 @@ class Store:
                 fh.write(data)
             os.replace(tmp, path)
         return digest
+
+
+class DirectoryLock:
+    """One running campaign per directory: an exclusive `flock` on `DIR/campaign.lock`, holding
+    the holder's process id for the message a second process gets.
+
+    The kernel drops the lock when its process dies, `kill -9` included, so a stale lock file is
+    simply taken over; nothing has to guess whether its process is still alive.
+    """
+
+    def __init__(self, directory: str | os.PathLike) -> None:
+        self.path = Path(directory) / "campaign.lock"
+        self._fd: int | None = None
+
+    def acquire(self) -> None:
+        """Takes the lock, or raises a ParameterError naming the process that holds it."""
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            holder = os.read(fd, 32).decode(errors="replace").strip() or "unknown"
+            os.close(fd)
+            raise ParameterError(f"{self.path.parent} is in use by process {holder}, which is running this campaign. "
+                                 "Wait for it to finish or stop it; then `searcher hunt --resume` continues.") from None
+        os.ftruncate(fd, 0)
+        os.write(fd, str(os.getpid()).encode())
+        self._fd = fd
+
+    def release(self) -> None:
+        """Lets the next process in (the file stays, with the last holder's id)."""
+        if self._fd is not None:
+            fcntl.flock(self._fd, fcntl.LOCK_UN)
+            os.close(self._fd)
+            self._fd = None

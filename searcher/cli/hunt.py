@@ -44,7 +44,8 @@ def _kind(f: dataclasses.Field) -> str:
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--config", metavar="TOML", help="campaign settings as TOML")
-    p.add_argument("--resume", metavar="DIR", help="continue the campaign stored in DIR (other flags are ignored)")
+    p.add_argument("--resume", metavar="DIR", help="continue the campaign stored in DIR; --budget N extends it to N "
+                   "evaluations, other flags are ignored")
     for f in dataclasses.fields(Campaign):
         kind, meta = _kind(f), f.metadata
         extra = {k: meta[k] for k in ("choices", "metavar") if k in meta}
@@ -86,6 +87,8 @@ def run(args: argparse.Namespace) -> int:
     args.out_or_resume = args.resume or args.out or Campaign().out
     if args.resume:
         campaign = Campaign.from_dir(args.resume)
+        if args.budget is not None:
+            campaign = dataclasses.replace(campaign, budget=args.budget)
         print(f"resuming {args.resume}")
     else:
         campaign = Campaign(**config_from(args))

@@ -148,3 +148,42 @@ def test_ctrl_c_says_how_to_continue(tmp_path, capsys, monkeypatch):
     assert main(["hunt", "--generator", "planted", "--target", "planted", "--out", str(tmp_path / "k"), "--no-progress"]) == 130
     err = capsys.readouterr().err
     assert "Traceback" not in err and f"searcher hunt --resume {tmp_path / 'k'}` continues" in err
+
+
+def test_a_second_process_on_a_campaign_is_refused_and_a_killed_holder_is_taken_over(tmp_path, capsys):
+    """A live holder of DIR's lock refuses a second `hunt --resume DIR`, naming its process id; once
+    the holder is killed with SIGKILL, the lock is taken over and the campaign resumes."""
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    campaign_dir = tmp_path / "c"
+    Campaign(**PLANTED, budget=8, out=str(campaign_dir)).run(progress=False)
+    holder = subprocess.Popen([sys.executable, "-c", (
+        "import sys, time; from searcher.campaign.store import DirectoryLock; "
+        f"DirectoryLock({str(campaign_dir)!r}).acquire(); print('held', flush=True); time.sleep(60)")],
+        stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline().strip() == "held"
+        assert main(["hunt", "--resume", str(campaign_dir), "--budget", "12", "--no-progress"]) == 2
+        _one_line_error(capsys, f"is in use by process {holder.pid}")
+    finally:
+        holder.send_signal(signal.SIGKILL)
+        holder.wait()
+    time.sleep(0.1)
+    assert main(["hunt", "--resume", str(campaign_dir), "--budget", "12", "--no-progress"]) == 0
+    assert len(load_campaign(campaign_dir).trials) == 12
+
+
+def test_budget_on_resume_extends_and_never_shortens(tmp_path, capsys):
+    out = tmp_path / "grow"
+    Campaign(**PLANTED, budget=8, out=str(out)).run(progress=False)
+    assert main(["hunt", "--resume", str(out), "--budget", "16", "--no-progress"]) == 0
+    trials = load_campaign(out).trials
+    assert len(trials) == 16 and not trials["x"].map(tuple).duplicated().any()
+    assert load_campaign(out).config["budget"] == 16
+    assert main(["hunt", "--resume", str(out), "--budget", "4", "--no-progress"]) == 2
+    _one_line_error(capsys, "can be extended, not shortened", "budget of 16. Got 4 instead.")
+    assert main(["hunt", "--resume", str(out), "--no-progress"]) == 0  # as it is: nothing to do
+    assert len(load_campaign(out).trials) == 16
