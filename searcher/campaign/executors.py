@@ -18,7 +18,7 @@ from searcher.errors import ParameterError, PluginError
 from searcher.objective import Objective, ObjectiveSpec, Outcome
 from searcher.validation import check_choice
 
-__all__ = ["EXECUTORS", "LocalExecutor", "RayExecutor", "make_executor"]
+__all__ = ["EXECUTORS", "LocalExecutor", "RayExecutor", "check_reachable", "make_executor"]
 
 EXECUTORS = ("local", "ray")
 
@@ -63,6 +63,7 @@ class RayExecutor:
             if address is None:
                 ray.init(num_cpus=max(self.workers, os.cpu_count() or 1), include_dashboard=False, log_to_driver=False)
             else:
+                check_reachable(address)
                 ray.init(address=address, log_to_driver=False)
         self._actor_class = ray.remote(num_cpus=1)(_Worker)
         self._actors = [self._actor_class.remote(spec, f"ray-{i}") for i in range(self.workers)]
@@ -92,6 +93,29 @@ class _Worker:
 
     def evaluate(self, params: list[dict[str, Any]], seed: int) -> list[tuple[Outcome, str]]:
         return [(o, self.name) for o in self.objective.evaluate(params, seed)]
+
+
+def check_reachable(address: str) -> None:
+    """Refuses a Ray address nobody answers at, at once: `ray.init` would wait minutes on it and end
+    in a traceback. "auto" (the cluster this machine belongs to) is left to Ray."""
+    import socket
+    from urllib.parse import urlsplit
+
+    if address == "auto":
+        return
+    parts = urlsplit(address if "://" in address else f"ray://{address}")
+    try:
+        host, port = parts.hostname, parts.port
+    except ValueError:
+        host, port = None, None
+    how = ("Start a cluster with `ray start --head` and pass the address it prints (host:6379, or ray://host:10001 "
+           "for a Ray client), or --ray-address auto on a node of a running cluster.")
+    if not host or not port:
+        raise ParameterError(f"The Ray address {address!r} is not host:port or ray://host:port. {how}")
+    try:
+        socket.create_connection((host, port), timeout=3).close()
+    except OSError as exc:
+        raise ParameterError(f"No Ray cluster answers at {address!r} ({exc.strerror or exc}). {how}") from None
 
 
 def make_executor(name: str | None, spec: ObjectiveSpec, workers: int = 1, address: str | None = None,

@@ -67,17 +67,26 @@ class Store:
 
     def __init__(self, directory: str | os.PathLike) -> None:
         self.dir = Path(directory)
-        (self.dir / "images").mkdir(parents=True, exist_ok=True)
         self.path = self.dir / "campaign.sqlite"
-        self._db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
-        self._db.execute("PRAGMA journal_mode=WAL")
-        self._db.execute("PRAGMA synchronous=NORMAL")
-        self._db.executescript(_SCHEMA)
-        have = {row[1] for row in self._db.execute("PRAGMA table_info(trials)")}
-        for column, kind in _ADDED_COLUMNS:  # stores written before a column existed
-            if column not in have:
-                self._db.execute(f"ALTER TABLE trials ADD COLUMN {column} {kind}")
-        self._db.execute("INSERT OR IGNORE INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
+        try:
+            (self.dir / "images").mkdir(parents=True, exist_ok=True)
+            self._db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
+        except (OSError, sqlite3.Error) as exc:
+            raise ParameterError(f"Cannot write a campaign to {self.dir}: {getattr(exc, 'strerror', None) or exc}. "
+                                 "Choose another --out.") from None
+        try:
+            self._db.execute("PRAGMA journal_mode=WAL")
+            self._db.execute("PRAGMA synchronous=NORMAL")
+            self._db.executescript(_SCHEMA)
+            have = {row[1] for row in self._db.execute("PRAGMA table_info(trials)")}
+            for column, kind in _ADDED_COLUMNS:  # stores written before a column existed
+                if column not in have:
+                    self._db.execute(f"ALTER TABLE trials ADD COLUMN {column} {kind}")
+            self._db.execute("INSERT OR IGNORE INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
+        except sqlite3.DatabaseError as exc:
+            self._db.close()
+            raise ParameterError(f"{self.path} is damaged or not a campaign store ({exc}). Move it aside and run the "
+                                 "campaign again; its images under images/ are intact.") from None
 
     def close(self) -> None:
         self._db.close()
@@ -142,7 +151,14 @@ class Store:
         return self.dir / "images" / digest[:2] / f"{digest}.png"
 
     def load_image(self, digest: str) -> np.ndarray:
-        return np.asarray(Image.open(self.image_path(digest)).convert("RGB"))
+        """The stored image with content hash `digest`; a missing or unreadable file is a ParameterError naming it."""
+        path = self.image_path(digest)
+        try:
+            with Image.open(path) as im:
+                return np.asarray(im.convert("RGB"))
+        except (OSError, ValueError) as exc:
+            raise ParameterError(f"The image {path} of the campaign in {self.dir} is missing or unreadable ({exc}). "
+                                 "Every other trial is intact; re-run `searcher hunt` into a new --out to render it again.") from None
 
     def _save_image(self, image: np.ndarray) -> str:
         buf = io.BytesIO()
@@ -173,8 +189,12 @@ class DirectoryLock:
 
     def acquire(self) -> None:
         """Takes the lock, or raises a ParameterError naming the process that holds it."""
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+        except OSError as exc:
+            raise ParameterError(f"Cannot write a campaign to {self.path.parent}: {exc.strerror or exc}. "
+                                 "Choose another --out.") from None
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:

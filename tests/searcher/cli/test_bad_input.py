@@ -187,3 +187,45 @@ def test_budget_on_resume_extends_and_never_shortens(tmp_path, capsys):
     _one_line_error(capsys, "can be extended, not shortened", "budget of 16. Got 4 instead.")
     assert main(["hunt", "--resume", str(out), "--no-progress"]) == 0  # as it is: nothing to do
     assert len(load_campaign(out).trials) == 16
+
+
+@pytest.mark.parametrize("damage", ["garbage", "truncated"])
+def test_a_damaged_store_is_one_line_naming_the_file(tmp_path, capsys, damage):
+    out = tmp_path / "d"
+    Campaign(**PLANTED, budget=8, out=str(out)).run(progress=False)
+    db = out / "campaign.sqlite"
+    data = db.read_bytes()
+    db.write_bytes(b"not a database, just bytes " * 40 if damage == "garbage" else data[: len(data) // 3])
+    for wal in out.glob("campaign.sqlite-*"):
+        wal.unlink()
+    for argv in (["hunt", "--resume", str(out), "--no-progress"], ["gallery", str(out)], ["analyze", str(out)]):
+        assert main(argv) == 2, argv
+        _one_line_error(capsys, str(db))
+
+
+def test_a_deleted_image_is_one_line_naming_it(tmp_path, capsys):
+    out = tmp_path / "img"
+    wide = {"volume": 0.3, "k": 1}  # failures in a third of the cube, so the gallery has some to show
+    Campaign(**PLANTED, budget=12, generator_options=wide, target_options=wide, out=str(out)).run(progress=False)
+    trials = load_campaign(out).trials
+    digest = trials.loc[trials["loss"] >= 0.5, "image"].iloc[0]
+    (out / "images" / digest[:2] / f"{digest}.png").unlink()
+    assert main(["gallery", str(out)]) == 2
+    _one_line_error(capsys, f"{digest}.png", "missing or unreadable")
+
+
+@pytest.mark.parametrize("where", ["file", "proc"])
+def test_an_out_that_cannot_be_written_is_one_line(tmp_path, capsys, where):
+    if where == "file":
+        (tmp_path / "plain").write_text("a file, not a directory")
+        out = tmp_path / "plain" / "run"
+    else:
+        out = "/proc/searcher-run"
+    assert main(["hunt", "--generator", "planted", "--target", "planted", "--budget", "4", "--out", str(out), "--no-progress"]) == 2
+    _one_line_error(capsys, f"Cannot write a campaign to {out}", "Choose another --out.")
+
+
+def test_a_ray_address_nobody_answers_at_is_one_line(tmp_path, capsys):
+    assert main(["hunt", "--generator", "planted", "--target", "planted", "--budget", "4", "--workers", "2",
+                 "--ray-address", "127.0.0.1:1", "--out", str(tmp_path / "r"), "--no-progress"]) == 2
+    _one_line_error(capsys, "No Ray cluster answers at '127.0.0.1:1'", "ray start --head")
