@@ -59,11 +59,12 @@ class RayExecutor:
             raise PluginError("The ray executor needs Ray: pip install 'ray'") from exc
         self._ray = ray
         self.spec, self.workers = spec, int(workers)
+        if address is not None:
+            check_reachable(address)  # whether or not this process already runs Ray: the address given must answer
         if not ray.is_initialized():
             if address is None:
                 ray.init(num_cpus=max(self.workers, os.cpu_count() or 1), include_dashboard=False, log_to_driver=False)
             else:
-                check_reachable(address)
                 ray.init(address=address, log_to_driver=False)
         self._actor_class = ray.remote(num_cpus=1)(_Worker)
         self._actors = [self._actor_class.remote(spec, f"ray-{i}") for i in range(self.workers)]
