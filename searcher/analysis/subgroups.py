@@ -69,6 +69,10 @@ def _campaign_rows(path: Path) -> _Rows:
     strategy = str(result.config.get("strategy"))
     errors, excluded = t["error"].notna(), t["excluded"].notna() & t["error"].isna()
     keep = ~errors & ~excluded & t["loss"].notna()
+    if not keep.any():
+        first = f" (first error: {t.loc[errors, 'error'].iloc[0]})" if errors.any() else ""
+        raise ParameterError(f"The campaign at {path} has no judged trial to analyse: {int(errors.sum())} of {len(t)} got no "
+                             f"answer from the target{first} and {int(excluded.sum())} were excluded as ambiguous.")
     truth = pd.DataFrame([d or {} for d in t.loc[keep, "truth"]], index=t.index[keep])
     source = t.loc[keep, "source"].fillna("search")
     frame = truth.assign(**{OUTCOME: (t.loc[keep, "loss"] >= FAILURE).astype(np.int64),

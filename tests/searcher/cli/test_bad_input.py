@@ -229,3 +229,13 @@ def test_a_ray_address_nobody_answers_at_is_one_line(tmp_path, capsys):
     assert main(["hunt", "--generator", "planted", "--target", "planted", "--budget", "4", "--workers", "2",
                  "--ray-address", "127.0.0.1:1", "--out", str(tmp_path / "r"), "--no-progress"]) == 2
     _one_line_error(capsys, "No Ray cluster answers at '127.0.0.1:1'", "ray start --head")
+
+
+def test_analyze_of_a_campaign_without_judged_trials_says_why(tmp_path, capsys):
+    """Every trial a target error: analyze says so, instead of "Valid attributes: ." """
+    out = tmp_path / "errors"
+    assert main(["hunt", "--generator", "planted", "--target", "planted", "--option", "error_rate=1.0", "--budget", "8",
+                 "--out", str(out), "--no-progress"]) == 2  # stopped after its first batch
+    capsys.readouterr()
+    assert main(["analyze", str(out)]) == 2
+    _one_line_error(capsys, "has no judged trial to analyse: 4 of 4 got no answer from the target (first error: injected error)")
