@@ -4,13 +4,12 @@ The public face: `Campaign` (a frozen configuration; `.run()` searches), `load_c
 `compare`, `analyze`, `run_transects`, `verify`, the search `Space` and the errors. Each layer is
 a subpackage (`campaign`, `strategies`, `causal`, `analysis`, `figures`, `cli`, `testing`, ...);
 generators and targets are plug-ins in the top-level `generators` and `targets` packages.
-Importing `searcher` imports neither torch, dlib, OpenCV nor Ray.
+Importing `searcher` imports neither torch, dlib, OpenCV nor Ray, and the analysis calls load on
+first use: every plug-in imports `searcher.errors`, so this file is on every import's path.
 """
 
-from searcher.analysis.compare import compare
-from searcher.analysis.subgroups import Analysis, analyze
-from searcher.analysis.transect_run import TransectRun, run_transects
-from searcher.analysis.verification import VerificationRun, verify
+from typing import Any
+
 from searcher.campaign import Campaign, CampaignResult, load_campaign
 from searcher.errors import ParameterError, PluginError, SearcherError, TargetError
 from searcher.space import Categorical, Continuous, Integer, Latent, Space
@@ -19,3 +18,16 @@ __version__ = "0.1.0"
 __all__ = ["Analysis", "Campaign", "CampaignResult", "Categorical", "Continuous", "Integer", "Latent", "ParameterError",
            "PluginError", "SearcherError", "Space", "TargetError", "TransectRun", "VerificationRun", "analyze", "compare",
            "load_campaign", "run_transects", "verify"]
+
+# name -> module of the library calls behind the commands, imported when first asked for (PEP 562)
+_LAZY = {"compare": "searcher.analysis.compare", "Analysis": "searcher.analysis.subgroups", "analyze": "searcher.analysis.subgroups",
+         "TransectRun": "searcher.analysis.transect_run", "run_transects": "searcher.analysis.transect_run",
+         "VerificationRun": "searcher.analysis.verification", "verify": "searcher.analysis.verification"}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        import importlib
+
+        return getattr(importlib.import_module(_LAZY[name]), name)
+    raise AttributeError(f"module 'searcher' has no attribute {name!r}")

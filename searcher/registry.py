@@ -25,14 +25,14 @@ class Registry:
     Args:
         kind: what the plug-ins are, for messages.
         entries: name -> ("module:attribute", one-line description).
-        positional: names of the factory's leading arguments that `load` passes positionally
-            (a strategy's `space`); they are not options.
+        arguments: names of the factory's arguments its caller always supplies (a strategy's
+            `space` and `seed`); they are not options a user chooses.
     """
 
-    def __init__(self, kind: str, entries: dict[str, tuple[str, str]], positional: Sequence[str] = ()) -> None:
+    def __init__(self, kind: str, entries: dict[str, tuple[str, str]], arguments: Sequence[str] = ()) -> None:
         self.kind = kind
         self._entries = dict(entries)
-        self._positional = tuple(positional)
+        self._arguments = frozenset(arguments)
 
     def available(self) -> list[str]:
         """Names `load` accepts, sorted."""
@@ -56,8 +56,7 @@ class Registry:
     def options(self, name: str) -> list[str]:
         """The keyword options the plug-in `name` takes."""
         params = inspect.signature(self.factory(name)).parameters
-        skip = {*self._positional, "seed"} if self.kind == "strategy" else set(self._positional)
-        return [k for k, p in params.items() if p.kind is not p.VAR_KEYWORD and k not in skip]
+        return [k for k, p in params.items() if p.kind is not p.VAR_KEYWORD and k not in self._arguments]
 
     def load(self, name: str, *args: Any, **options: Any) -> Any:
         """Builds the plug-in registered as `name` with positional `args` and keyword `options`.
@@ -69,7 +68,7 @@ class Registry:
         factory = self.factory(name)
         params = inspect.signature(factory).parameters
         takes_any = any(p.kind is p.VAR_KEYWORD for p in params.values())
-        unknown = [k for k in options if (k not in params or k in self._positional) and not takes_any]
+        unknown = [k for k in options if k not in params and not takes_any]
         if unknown:
             valid = ", ".join(self.options(name)) or "none"
             raise PluginError(f"The {name!r} {self.kind} takes no option {unknown[0]!r}. Its options: {valid}.")

@@ -30,8 +30,8 @@ import numpy as np
 from scipy.special import ndtr  # standard normal CDF
 
 from generators.base import Batch
+from generators.faces.palette import EYEWEAR, HAIR_COLORS, N_SHAPE
 from generators.faces.procedural import check_resolution, image_seed, render_attributes
-from generators.faces.render import EYEWEAR, HAIR_COLORS, N_SHAPE, FaceRenderer
 from generators.faces.vocabulary import FACES
 from searcher.errors import ParameterError
 from searcher.space import Latent, Space
@@ -76,6 +76,8 @@ class LatentFaces:
         q, _ = np.linalg.qr(rng.standard_normal((self.latent_dim, self.latent_dim)))
         self.basis = q[:, : len(FACTORS)]  # `D x K`, orthonormal columns: factor k = basis[:, k] . z
         self._shape_proj = rng.standard_normal((self.latent_dim, N_SHAPE)) / np.sqrt(self.latent_dim)
+        from generators.faces.render import FaceRenderer  # torch, only when a renderer is built
+
         self._renderer = FaceRenderer(self.resolution)
 
     def __repr__(self) -> str:

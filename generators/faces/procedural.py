@@ -26,7 +26,7 @@ import numpy as np
 import pandas as pd
 
 from generators.base import Batch
-from generators.faces.render import EYEWEAR, HAIR_COLORS, N_SHAPE, FaceRenderer
+from generators.faces.palette import EYEWEAR, HAIR_COLORS, N_SHAPE
 from generators.faces.vocabulary import FACES
 from searcher.space import (
     Beta,
@@ -117,7 +117,7 @@ def image_seed(seed: int, key: Any) -> int:
 
 
 def render_attributes(
-    renderer: FaceRenderer, rows: list[dict[str, Any]], shape: np.ndarray, seeds: Sequence[int]
+    renderer: Any, rows: list[dict[str, Any]], shape: np.ndarray, seeds: Sequence[int]
 ) -> Batch:
     """Renders complete attribute rows and returns them, as rendered, beside the images."""
     if not rows:
@@ -163,6 +163,8 @@ class ProceduralFaces:
 
     def __init__(self, resolution: int = 128) -> None:
         self.resolution = check_resolution(resolution)
+        from generators.faces.render import FaceRenderer  # torch, only when a renderer is built
+
         self._renderer = FaceRenderer(self.resolution)
 
     def __repr__(self) -> str:

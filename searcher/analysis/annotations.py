@@ -34,7 +34,7 @@ import numpy as np
 import pandas as pd
 from scipy.stats import chi2
 
-from generators.base import Scale
+from generators.base import Scale, Vocabulary
 from searcher.errors import ParameterError
 
 __all__ = [
@@ -53,13 +53,16 @@ __all__ = [
 COLUMNS = ("image", "attribute", "annotator", "value")
 
 
-def _scales(scales: Mapping[str, Scale] | None) -> Mapping[str, Scale]:
-    """`scales`, or those of the default generator (`faces`) when None."""
-    if scales is not None:
-        return scales
+def _default_vocabulary() -> Vocabulary:
+    """The vocabulary of the default generator (`faces`), for callers who name no scales."""
     import generators
 
-    return generators.vocabulary("faces").scales
+    return generators.vocabulary("faces")
+
+
+def _scales(scales: Mapping[str, Scale] | None) -> Mapping[str, Scale]:
+    """`scales`, or the default generator's when None."""
+    return scales if scales is not None else _default_vocabulary().scales
 
 
 def _scale(attribute: str, scales: Mapping[str, Scale]) -> Scale:
@@ -246,9 +249,7 @@ def prune(
             the paper's skin tone and gender [0.4, 0.6] and hair length [0.3, 0.5]).
     """
     if ambiguous is None:
-        import generators
-
-        ambiguous = generators.vocabulary("faces").ambiguous
+        ambiguous = _default_vocabulary().ambiguous
     needed = ([fakeness] if max_fakeness is not None else []) + list(ambiguous)
     missing = [c for c in needed if c not in scores.columns]
     if missing:

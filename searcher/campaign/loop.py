@@ -79,7 +79,6 @@ class _Loop:
         try:
             self.store = Store(c.out)
             self._check_stored(resume)
-            self.audit_cube = self.space.cube
             self.executor = make_executor(c.executor, c.spec(), c.workers, c.ray_address, objective=objective)
         except BaseException:
             self.lock.release()
@@ -118,7 +117,7 @@ class _Loop:
         X = np.clip(np.asarray(self.strategy.ask(n - k, step), float), 0.0, 1.0) if n > k else np.zeros((0, space.dim))
         if k:
             rng = np.random.default_rng([self.campaign.seed, step, _AUDIT_STREAM])
-            X = np.concatenate([X, self.audit_cube.uniform(rng, k)])
+            X = np.concatenate([X, self.space.cube.uniform(rng, k)])
         return X, k
 
     def evaluate(self, step: int, X: np.ndarray, audit: int) -> int:
@@ -189,6 +188,6 @@ def run(campaign: CampaignConfig, progress: bool = True, resume: bool = False, d
     finally:
         bar.close()
         loop.close()
-    result = CampaignResult(Path(campaign.out), loop.store.trials(), time.perf_counter() - start)
+    result = CampaignResult(Path(campaign.out), loop.store.trials(), loop.store.config or {}, time.perf_counter() - start)
     loop.store.close()
     return result

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -20,19 +20,12 @@ __all__ = ["CampaignResult", "load_campaign"]
 
 @dataclass
 class CampaignResult:
-    """A campaign's trials and where they are."""
+    """A campaign's trials, its stored configuration, and where they are."""
 
     dir: Path
     trials: pd.DataFrame
+    config: dict[str, Any] = field(default_factory=dict)
     seconds: float = 0.0
-
-    @property
-    def config(self) -> dict[str, Any]:
-        store = Store(self.dir)
-        try:
-            return store.config or {}
-        finally:
-            store.close()
 
     @property
     def vocabulary(self) -> Vocabulary:
@@ -69,6 +62,6 @@ def load_campaign(directory: str | Path) -> CampaignResult:
         raise ParameterError(f"No campaign at {path} (campaign.sqlite is missing).")
     store = Store(path)
     try:
-        return CampaignResult(path, store.trials())
+        return CampaignResult(path, store.trials(), store.config or {})
     finally:
         store.close()

@@ -12,8 +12,8 @@
     searcher gallery runs/bo
     searcher serve-target dlib-hog --port 8000       a local target over HTTP, for the `http` target
 
-Each command module has `HELP` (and optionally `DESCRIPTION` and a `RESUME_HINT` printed after
-Ctrl-C), `add_arguments(parser)` and `run(args) -> int`; `run` is a thin shell over a library call a Python user can make too (Optuna's
+Each command module has `HELP` (and optionally `DESCRIPTION` and `resume_hint(args)`, printed
+after Ctrl-C), `add_arguments(parser)` and `run(args) -> int`; `run` is a thin shell over a library call a Python user can make too (Optuna's
 `cli.py` is the model). Only this package parses arguments and prints.
 """
 
@@ -79,8 +79,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - replaces the closed stdout for the interpreter's exit flush
         return 0
     except KeyboardInterrupt:
-        hint = getattr(sys.modules.get(args.func.__module__), "RESUME_HINT", "")
-        print(f"searcher: interrupted.{' ' + hint.format(args=args) if hint else ''}", file=sys.stderr)
+        hint = getattr(sys.modules[args.func.__module__], "resume_hint", None)
+        print(f"searcher: interrupted.{' ' + hint(args) if hint else ''}", file=sys.stderr)
         return 130
 
 

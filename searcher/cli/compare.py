@@ -8,7 +8,11 @@ from searcher.cli.args import assignments, number_list
 from searcher.validation import check_int
 
 HELP = "run strategies x seeds x alpha as campaigns and compare failures found and their breadth"
-RESUME_HINT = "Finished campaigns and trials are stored; the same command again resumes them."
+
+
+def resume_hint(args: argparse.Namespace) -> str:
+    """What to type after Ctrl-C."""
+    return "Finished campaigns and trials are stored; the same command again resumes them."
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:

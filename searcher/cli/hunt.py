@@ -20,7 +20,7 @@ from searcher.cli.args import assignments
 from searcher.errors import SearcherError
 
 HELP = "search a generator + target for failures and record every evaluation"
-RESUME_HINT = "Every finished trial is stored; `searcher hunt --resume {args.out_or_resume}` continues."
+
 DESCRIPTION = ("Search a generator + target for failures (a campaign). Every flag can also come from --config, a TOML "
                "file with the same keys (underscores for dashes); flags win.")
 
@@ -29,9 +29,17 @@ def _flag(f: dataclasses.Field) -> str:
     return f.metadata.get("flag") or "--" + f.name.replace("_", "-")
 
 
+_HINTS = typing.get_type_hints(Campaign)
+
+
+def resume_hint(args: argparse.Namespace) -> str:
+    """What to type after Ctrl-C."""
+    return f"Every finished trial is stored; `searcher hunt --resume {args.resume or args.out or Campaign().out}` continues."
+
+
 def _kind(f: dataclasses.Field) -> str:
     """"table" (NAME=VALUE, repeatable), "list" (comma-separated), or a scalar type name."""
-    hint = typing.get_type_hints(Campaign)[f.name]
+    hint = _HINTS[f.name]
     if typing.get_origin(hint) in (typing.Union, types.UnionType):  # X | None
         hint = next(a for a in typing.get_args(hint) if a is not type(None))
     origin = typing.get_origin(hint) or hint
@@ -84,7 +92,6 @@ def config_from(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def run(args: argparse.Namespace) -> int:
-    args.out_or_resume = args.resume or args.out or Campaign().out
     if args.resume:
         campaign = Campaign.from_dir(args.resume)
         if args.budget is not None:

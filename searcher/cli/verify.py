@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import argparse
 
-from searcher.analysis.verification import VARIATIONS
+from searcher.analysis.verification import N_GROUPS, VARIATIONS
 from searcher.validation import check_int, check_number
 
 HELP = "face verification error per demographic group on rendered pseudo-identities"
@@ -53,7 +53,7 @@ def run(args: argparse.Namespace) -> int:
     from searcher.analysis.verification import verify
     from searcher.cli.args import assignments
 
-    for flag, value, low in (("-n", args.n, 8), ("--images", args.images, 2), ("--impostors", args.impostors, 1),
+    for flag, value, low in (("-n", args.n, 2 * N_GROUPS), ("--images", args.images, 2), ("--impostors", args.impostors, 1),
                              ("--boot", args.boot, 0), ("--batch-size", args.batch_size, 1), ("--seed", args.seed, 0)):
         check_int(flag, value, low)
     for flag, value in (("--fmr", args.fmr), ("--fallback-fmr", args.fallback_fmr)):

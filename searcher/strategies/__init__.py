@@ -25,7 +25,7 @@ STRATEGIES = Registry("strategy", {
     "bo": ("searcher.strategies.bo:BayesianOptimization", "GP + expected improvement with the diversity term of eq. (4)"),
     "tpe": ("searcher.strategies.peers:TPESearch", "Optuna's TPE on the loss (needs optuna)"),
     "cmaes": ("searcher.strategies.peers:CMAESSearch", "CMA-ES on the loss (needs cmaes)"),
-}, positional=("space",))
+}, arguments=("space", "seed"))
 
 
 def make_strategy(name: str, space: Space, seed: int = 0, budget: int | None = None, **options: Any) -> Strategy:
