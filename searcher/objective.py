@@ -136,14 +136,23 @@ class Judge:
             raise ParameterError(f"The truth column {self.truth_column!r} holds {value!r}, not a number a cut can split. "
                                  f"Numeric truth columns: {', '.join(map(str, numeric))}.")
 
-    def __call__(self, label: Any, score: float | None, truth: Mapping[str, Any]) -> tuple[float | None, str | None]:
+    def true_label(self, truth: Mapping[str, Any]) -> Any:
+        """The right answer for an image with this truth: a classify target's label (None when the
+        truth lies within `margin` of the cut), or True for a detect target (every render holds a face)."""
         if self.task == "detect":
-            return (0.0 if label else 1.0), None
+            return True
         self.check(truth)
         value = float(truth[self.truth_column])
         if abs(value - self.cut) < self.margin:
-            return None, f"ambiguous {self.truth_column}={value:.2f}"
-        true_label = self.labels[1] if value >= self.cut else self.labels[0]
+            return None
+        return self.labels[1] if value >= self.cut else self.labels[0]
+
+    def __call__(self, label: Any, score: float | None, truth: Mapping[str, Any]) -> tuple[float | None, str | None]:
+        if self.task == "detect":
+            return (0.0 if label else 1.0), None
+        true_label = self.true_label(truth)
+        if true_label is None:
+            return None, f"ambiguous {self.truth_column}={float(truth[self.truth_column]):.2f}"
         if self.loss == "zero-one" or score is None or math.isnan(score):
             return (0.0 if label == true_label else 1.0), None
         p_true = score if label == true_label else 1.0 - score

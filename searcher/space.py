@@ -41,6 +41,7 @@ __all__ = [
     "TruncatedNormal",
     "Uniform",
     "ZeroInflated",
+    "farthest_points",
 ]
 
 Params = dict[str, Any]
@@ -513,3 +514,27 @@ class Cube:
     def uniform(self, rng: np.random.Generator, n: int) -> np.ndarray:
         """`n` uniform points: continuous coordinates uniform, categoricals and integers uniform over their values."""
         return self.snap(rng.random((n, self.dim)))
+
+    def weighted(self, X: np.ndarray) -> np.ndarray:
+        """A copy of `X` with each one-hot block divided by sqrt(12), for distances between points:
+        another category then weighs as much as a typical difference in one continuous coordinate
+        (two uniform draws differ by 1/6 in mean square), so every parameter counts as one coordinate."""
+        X = np.array(X, dtype=float, copy=True).reshape(-1, self.dim)
+        for start, width in self.blocks:
+            X[:, start : start + width] /= np.sqrt(12.0)
+        return X
+
+
+def farthest_points(X: np.ndarray, k: int) -> np.ndarray:
+    """Indices of `k` rows of `X` far apart (greedy farthest-point traversal from the first row), in
+    their original order: a search harvests many near-copies of one failure, and a gallery or a
+    retraining set should hold the different ones."""
+    X = np.asarray(X, float)
+    if len(X) <= k:
+        return np.arange(len(X))
+    chosen = [0]
+    nearest = ((X - X[0]) ** 2).sum(axis=1)
+    for _ in range(k - 1):
+        chosen.append(int(np.argmax(nearest)))
+        nearest = np.minimum(nearest, ((X - X[chosen[-1]]) ** 2).sum(axis=1))
+    return np.sort(chosen)

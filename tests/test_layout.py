@@ -23,7 +23,7 @@ LAYERS = [
     {"strategies", "testing"},
     {"campaign", "serve"},
     {"figures"},
-    {"analysis"},
+    {"analysis", "export"},
     {"cli", "__init__"},
 ]
 RANK = {room: i for i, rooms in enumerate(LAYERS) for room in rooms}

@@ -37,7 +37,7 @@ from searcher.errors import ParameterError
 from searcher.figures.compare import plot_comparison
 from searcher.objective import FAILURE
 
-__all__ = ["compare", "diversity", "failure_modes", "new_failures"]
+__all__ = ["compare", "diversity", "failure_modes", "mode_labels", "new_failures"]
 
 
 def _repeated(trials: pd.DataFrame) -> np.ndarray:
@@ -72,8 +72,15 @@ def diversity(trials: pd.DataFrame) -> dict[str, float]:
 
 def failure_modes(runs: Sequence[pd.DataFrame], strategies: Sequence[str], modes: int = 16,
                   blocks: Sequence[tuple[int, int]] = ()) -> list[int]:
-    """How many failure modes each campaign hit (see the module docstring): Ward clusters of the
-    uniform strategies' failures (of all campaigns' if none ran), nearest-centre assignment.
+    """How many failure modes each campaign hit (see the module docstring and `mode_labels`)."""
+    return [len(np.unique(m[m >= 0])) for m in mode_labels(runs, strategies, modes, blocks)]
+
+
+def mode_labels(runs: Sequence[pd.DataFrame], strategies: Sequence[str], modes: int = 16,
+                blocks: Sequence[tuple[int, int]] = ()) -> list[np.ndarray]:
+    """Per campaign, per trial: the failure mode (0 .. modes-1) of each new failure, -1 for every
+    other trial. Modes are Ward clusters of the uniform strategies' failures (of all campaigns' if
+    none ran); each failure joins the nearest cluster centre.
 
     `blocks` are the `(first column, width)` of the cube's one-hot blocks: they are scaled by
     1/sqrt(12), so that another category weighs as much as a typical difference in one continuous
@@ -88,14 +95,18 @@ def failure_modes(runs: Sequence[pd.DataFrame], strategies: Sequence[str], modes
     for x in X:
         for start, width in blocks:
             x[:, start : start + width] /= np.sqrt(12.0)
+    out = [np.full(len(t), -1) for t in runs]
     reference = [x for x, s in zip(X, strategies) if s in UNIFORM_STRATEGIES and len(x)] or [x for x in X if len(x)]
     if not reference:
-        return [0] * len(runs)
+        return out
     pool = np.concatenate(reference)
     k = min(modes, len(pool))
     labels = fcluster(linkage(pool, "ward"), k, "maxclust") if len(pool) > 1 else np.ones(1, int)
     centres = np.stack([pool[labels == c].mean(axis=0) for c in np.unique(labels)])
-    return [len(np.unique(((x[:, None, :] - centres[None]) ** 2).sum(-1).argmin(axis=1))) if len(x) else 0 for x in X]
+    for o, x, t in zip(out, X, runs):
+        if len(x):
+            o[new_failures(t)] = ((x[:, None, :] - centres[None]) ** 2).sum(-1).argmin(axis=1)
+    return out
 
 
 def _one_hot_blocks(generator: str, options: dict[str, Any]) -> list[tuple[int, int]]:

@@ -13,11 +13,13 @@ images rated likely fake or lying in an ambiguous range, and transects whose hel
 
 Writes to `out`: transects.csv (one row per image), hyperplanes.csv, drift.csv, axis_drift.csv,
 pruning.csv, annotations.csv (the transect images' simulated ratings, in the import format),
-latents.npy (row `image` of transects.csv) and transect_000.png .. (the first `sheets` transects).
+latents.npy (row `image` of transects.csv), transect.json (the settings that render the images
+again, for `searcher export`) and transect_000.png .. (the first `sheets` transects).
 """
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -145,6 +147,10 @@ def run_transects(
     column = judge.truth_column
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
+    (out / "transect.json").write_text(json.dumps({  # what `searcher export` needs to render these images again
+        "generator": generator, "resolution": resolution, "seed": seed, "target": target,
+        "target_options": dict(target_options or {}), "truth_column": column, "cut": judge.cut,
+        "attributes": list(attributes), "size": list(size), "n": n}, indent=2))
 
     # 1. the annotated fit set and the hyperplanes (Sec. 4.1.1)
     z_fit = np.random.default_rng([seed, 1]).standard_normal((fit_samples, gen.latent_dim))
@@ -233,5 +239,5 @@ def _summary(planes: dict, table: pd.DataFrame, attributes: Sequence[str], repor
     for a in attributes:
         rates = kept.groupby(f"value_{a}")["error"].mean()
         lines.append(f"  by {a}: " + ", ".join(f"{v:+.2f} -> {e:.3f}" for v, e in rates.items()))
-    lines.append(f"wrote {out}/transects.csv, hyperplanes.csv, drift.csv, axis_drift.csv, pruning.csv, annotations.csv, latents.npy")
+    lines.append(f"wrote {out}/transects.csv, hyperplanes.csv, drift.csv, axis_drift.csv, pruning.csv, annotations.csv, latents.npy, transect.json")
     return lines

@@ -10,6 +10,7 @@
     searcher analyze runs/transects
     searcher verify -n 100 --out runs/verify
     searcher gallery runs/bo
+    searcher export runs/bo --out hard --max 200 --spread --control random
     searcher serve-target dlib-hog --port 8000       a local target over HTTP, for the `http` target
 
 Each command module has `HELP` (and optionally `DESCRIPTION` and `resume_hint(args)`, printed
@@ -48,6 +49,7 @@ COMMANDS: dict[str, str] = {
     "verify": "verify",
     "analyze": "analyze",
     "gallery": "gallery",
+    "export": "export",
 }
 
 

@@ -12,34 +12,21 @@ from searcher.campaign import load_campaign
 from searcher.campaign.store import Store
 from searcher.figures.contact_sheet import contact_sheet
 from searcher.objective import FAILURE
+from searcher.space import farthest_points
 
 __all__ = ["failure_gallery"]
 
 
-def spread(X: np.ndarray, k: int) -> np.ndarray:
-    """Indices of `k` rows of `X` far apart (greedy farthest-point traversal from the first row),
-    in their original order: a search harvests many near-copies of one failure, and a gallery
-    should show the different ones."""
-    if len(X) <= k:
-        return np.arange(len(X))
-    chosen = [0]
-    nearest = ((X - X[0]) ** 2).sum(axis=1)
-    for _ in range(k - 1):
-        chosen.append(int(np.argmax(nearest)))
-        nearest = np.minimum(nearest, ((X - X[chosen[-1]]) ** 2).sum(axis=1))
-    return np.sort(chosen)
-
-
 def failure_gallery(directory: str | Path, limit: int = 48, columns: int = 8, diverse: bool = True) -> Image.Image | None:
     """Contact sheet of up to `limit` failures of the campaign in `directory`, in the order found:
-    the most different ones (`spread` over their unit-cube points) or, with `diverse=False`, the
+    the most different ones (`farthest_points` over their unit-cube points) or, with `diverse=False`, the
     first ones. None when it found none."""
     campaign = load_campaign(directory)
     trials = campaign.trials
     fails = trials[(trials["loss"] >= FAILURE) & trials["image"].notna()]
     if fails.empty:
         return None
-    keep = spread(np.array(fails["x"].tolist(), float), limit) if diverse else np.arange(min(limit, len(fails)))
+    keep = farthest_points(np.array(fails["x"].tolist(), float), limit) if diverse else np.arange(min(limit, len(fails)))
     fails = fails.iloc[keep]
     store = Store(directory)
     try:

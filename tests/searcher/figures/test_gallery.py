@@ -4,16 +4,17 @@ import numpy as np
 
 from searcher.campaign import Campaign
 from searcher.cli import main
-from searcher.figures.gallery import failure_gallery, spread
+from searcher.figures.gallery import failure_gallery
+from searcher.space import farthest_points
 
 
 def test_spread_picks_one_point_per_cluster():
     rng = np.random.default_rng(0)
     centres = np.array([[0.0, 0.0], [1.0, 0.0], [0.0, 1.0]])
     X = np.concatenate([c + 0.01 * rng.standard_normal((20, 2)) for c in centres])  # 20 near-copies each
-    picked = spread(X, 3)
+    picked = farthest_points(X, 3)
     assert sorted(picked // 20) == [0, 1, 2] and list(picked) == sorted(picked)
-    assert list(spread(X[:2], 5)) == [0, 1]
+    assert list(farthest_points(X[:2], 5)) == [0, 1]
 
 
 def test_gallery_from_a_campaign(tmp_path):

@@ -1,0 +1,115 @@
+"""Which images an export holds: failures, everything judged, or the images near the target's
+decision boundary; at most `limit` of them, the first found or spread over the failure modes.
+
+Only images with a right answer are exported: a target error (timeout, HTTP 5xx, bad JSON) is
+not a classifier failure and an ambiguous truth has no label, so both are left out, and an image
+a search evaluated twice is exported once.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from searcher.errors import ParameterError
+from searcher.space import farthest_points
+from searcher.validation import check_choice, check_int, check_number
+
+__all__ = ["SELECTIONS", "near_boundary", "quotas", "select", "spread_over_modes", "weights"]
+
+SELECTIONS = ("failures", "all", "near-boundary")
+
+
+def near_boundary(rows: pd.DataFrame, band: float) -> np.ndarray:
+    """Per row: the target's probability of the right label lies within `band` of 0.5 (a two-label
+    classify target's score is the probability of the label it gave)."""
+    p_right = np.where(rows["prediction"] == rows["true_label"], rows["score"], 1.0 - rows["score"])
+    return np.abs(p_right.astype(float) - 0.5) <= band
+
+
+def select(rows: pd.DataFrame, task: str, selection: str = "failures", limit: int | None = None, spread: bool = False,
+           band: float = 0.1) -> pd.DataFrame:
+    """The rows to export, in the order found.
+
+    Args:
+        rows: a `Source`'s rows.
+        task: "classify" or "detect" (near-boundary needs a classify target's scores).
+        selection: "failures", "all" (every judged image) or "near-boundary".
+        limit: at most this many; the first found, or with `spread` spread over the failure modes
+            (`spread_over_modes`: a Bayesian search's failures come in tight groups).
+        band: near-boundary means |P(right label) - 0.5| <= band.
+
+    Raises:
+        ParameterError: a bad value, or nothing to export (naming why).
+    """
+    check_choice("--select", selection, SELECTIONS)
+    check_number("--band", band, 0.0, 0.5)
+    if limit is not None:
+        check_int("--max", limit, 1)
+    if rows.empty:
+        raise ParameterError("Nothing to export: the source holds no evaluations.")
+    judged = rows[rows["loss"].notna() & rows["error"].isna() & rows["excluded"].isna() & rows["true_label"].notna()]
+    judged = judged[~judged["id"].duplicated() & ~judged["image"].astype(str).duplicated()]
+    if judged.empty:
+        raise ParameterError(f"Nothing to export: none of the {len(rows)} evaluations has a judgement "
+                             f"({int(rows['error'].notna().sum())} target errors, {int(rows['excluded'].notna().sum())} excluded).")
+    if selection == "failures":
+        chosen = judged[judged["failure"].astype(bool)]
+        if chosen.empty:
+            raise ParameterError(f"Nothing to export: no failures among {len(judged)} judged evaluations. "
+                                 "Export them all with --select all, or search longer.")
+    elif selection == "near-boundary":
+        if task != "classify" or judged["score"].isna().all():
+            raise ParameterError("--select near-boundary needs a classify target with scores; this target's answers have none. "
+                                 f"Choose one of {', '.join(s for s in SELECTIONS if s != 'near-boundary')}.")
+        chosen = judged[near_boundary(judged, band)]
+        if chosen.empty:
+            raise ParameterError(f"Nothing to export: no judged image has P(right label) within {band} of 0.5. Widen --band.")
+    else:
+        chosen = judged
+    if limit is not None and len(chosen) > limit:
+        chosen = chosen.iloc[spread_over_modes(chosen, limit) if spread else np.arange(limit)]
+    return chosen.assign(weight=weights(chosen))
+
+
+def quotas(sizes: np.ndarray, limit: int) -> np.ndarray:
+    """How many of each group to take so that `limit` are taken in all, as evenly as the groups'
+    sizes allow (water-filling: a group smaller than its share gives the rest to the others)."""
+    take = np.zeros(len(sizes), int)
+    left = limit
+    while left > 0 and (take < sizes).any():
+        open_ = np.flatnonzero(take < sizes)
+        share = max(1, left // len(open_))
+        for g in open_[np.argsort(-(sizes[open_] - take[open_]), kind="stable")]:
+            add = min(share, sizes[g] - take[g], left)
+            take[g] += add
+            left -= add
+    return take
+
+
+def spread_over_modes(rows: pd.DataFrame, limit: int) -> np.ndarray:
+    """Positions of `limit` rows spread over the failure modes: per-mode quotas (every mode before
+    any mode twice), and within a mode a farthest-point spread over the points searched (rows
+    without a mode form one more group). In the order found."""
+    mode = rows["mode"].to_numpy(int)
+    groups, sizes = np.unique(mode, return_counts=True)
+    X = np.stack(rows["x"].to_numpy())
+    keep = []
+    for g, k in zip(groups, quotas(sizes, limit)):
+        members = np.flatnonzero(mode == g)
+        keep += list(members[farthest_points(X[members], int(k))]) if k else []
+    return np.sort(keep)
+
+
+def weights(rows: pd.DataFrame) -> np.ndarray:
+    """Training weights: each failure mode weighs the same in all (a failure's weight is one over
+    its mode's size, scaled so that the failures' weights average 1); every other row weighs 1."""
+    mode = rows["mode"].to_numpy(int)
+    out = np.ones(len(rows))
+    found = mode >= 0
+    if found.any():
+        values, counts = np.unique(mode[found], return_counts=True)
+        size = dict(zip(values, counts))
+        raw = np.array([1.0 / size[m] for m in mode[found]])
+        out[found] = raw * found.sum() / raw.sum()
+    return out
