@@ -17,7 +17,7 @@ from searcher.space import Categorical, Continuous, Integer, Latent, Space
 __version__ = "0.1.0"
 __all__ = ["Analysis", "Campaign", "CampaignResult", "Categorical", "Continuous", "Integer", "Latent", "ParameterError",
            "PluginError", "SearcherError", "Space", "TargetError", "TransectRun", "VerificationRun", "analyze", "compare",
-           "export", "load_campaign", "run_transects", "verify"]
+           "export", "load_campaign", "retrain", "run_transects", "verify"]
 
 # name -> module of the library calls behind the commands, imported when first asked for (PEP 562)
 _LAZY = {"compare": "searcher.analysis.compare", "Analysis": "searcher.analysis.subgroups", "analyze": "searcher.analysis.subgroups",
@@ -26,10 +26,10 @@ _LAZY = {"compare": "searcher.analysis.compare", "Analysis": "searcher.analysis.
 
 
 def __getattr__(name: str) -> Any:
-    if name == "export":  # a subpackage whose module object is callable: searcher.export(...) runs the export
+    if name in ("export", "retrain"):  # subpackages whose module object is callable: searcher.export(...) runs the export
         import importlib
 
-        return importlib.import_module("searcher.export")
+        return importlib.import_module(f"searcher.{name}")
     if name in _LAZY:
         import importlib
 

@@ -8,7 +8,7 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
-__all__ = ["TASKS", "ClassifyTarget", "Predictions", "Target", "VerifyTarget", "check_images"]
+__all__ = ["TASKS", "ClassifyTarget", "LabelledImages", "Predictions", "Target", "TrainingRecipe", "VerifyTarget", "check_images"]
 
 TASKS = ("detect", "classify", "verify")
 
@@ -75,6 +75,51 @@ class VerifyTarget(Target, Protocol):
     threshold: float
 
     def distance(self, a: np.ndarray, b: np.ndarray) -> float: ...
+
+
+@dataclass
+class LabelledImages:
+    """Images with the right label of each, as a trainable target learns from and is tested on.
+
+    Attributes:
+        images: `N x H x W x 3` uint8 RGB.
+        labels: `N` label indices (into the recipe's `labels`).
+        truth: what the generator rendered, one row per image (the subgroups are read from it).
+    """
+
+    images: np.ndarray
+    labels: np.ndarray
+    truth: Any  # a pandas DataFrame; pandas is not imported by the protocol
+
+    def __len__(self) -> int:
+        return len(self.labels)
+
+
+@runtime_checkable
+class TrainingRecipe(Protocol):
+    """How a trainable classify target is trained and tested, for `searcher retrain`: the same
+    recipe trains every arm (base, + hard examples, + random images, balanced), so that the arms
+    differ in their data only.
+
+    `base(seed)` is the training set the shipped model learnt from (drawn with `seed`),
+    `balanced(seed)` the reference set of the same size without the planted bias, `tests(seed)`
+    the held-out sets by name; `train(data, seed)` returns a model, `evaluate(model, data)` its
+    label index for every image; `groups(truth)` names the subgroups reported (boolean masks).
+    """
+
+    labels: Sequence[Any]
+
+    def base(self, seed: int) -> LabelledImages: ...
+
+    def balanced(self, seed: int) -> LabelledImages: ...
+
+    def tests(self, seed: int) -> dict[str, LabelledImages]: ...
+
+    def train(self, data: LabelledImages, seed: int) -> Any: ...
+
+    def evaluate(self, model: Any, data: LabelledImages) -> np.ndarray: ...
+
+    def groups(self, truth: Any) -> dict[str, np.ndarray]: ...
 
 
 def check_images(images: np.ndarray) -> np.ndarray:

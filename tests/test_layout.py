@@ -24,6 +24,7 @@ LAYERS = [
     {"campaign", "serve"},
     {"figures"},
     {"analysis", "export"},
+    {"retrain"},
     {"cli", "__init__"},
 ]
 RANK = {room: i for i, rooms in enumerate(LAYERS) for room in rooms}

@@ -11,6 +11,7 @@
     searcher verify -n 100 --out runs/verify
     searcher gallery runs/bo
     searcher export runs/bo --out hard --max 200 --spread --control random
+    searcher retrain --target gender-cnn --seeds 3 --out runs/retrain
     searcher serve-target dlib-hog --port 8000       a local target over HTTP, for the `http` target
 
 Each command module has `HELP` (and optionally `DESCRIPTION` and `resume_hint(args)`, printed
@@ -50,6 +51,7 @@ COMMANDS: dict[str, str] = {
     "analyze": "analyze",
     "gallery": "gallery",
     "export": "export",
+    "retrain": "retrain",
 }
 
 

@@ -8,7 +8,7 @@ from typing import Any
 
 from searcher.errors import ParameterError
 
-__all__ = ["assignments", "name_list", "number_assignments", "number_list"]
+__all__ = ["assignments", "name_list", "number_assignments", "number_list", "seed_list"]
 
 
 def assignments(items: Sequence[str], flag: str = "--set") -> dict[str, Any]:
@@ -44,6 +44,15 @@ def number_list(text: str, kind: type, flag: str) -> list:
         return [kind(v) for v in text.split(",") if v.strip()]
     except ValueError:
         raise ParameterError(f"{flag} expects comma-separated numbers, got {text!r}.") from None
+
+
+def seed_list(text: str, flag: str = "--seeds") -> list[int]:
+    """A count (`"3"` -> seeds 0, 1, 2) or a comma-separated list of seeds (`"0,4"`)."""
+    from searcher.validation import check_int
+
+    if text.strip().isdigit():
+        return list(range(check_int(flag, int(text), 1)))
+    return number_list(text, int, flag)
 
 
 def name_list(text: str, valid: Sequence[str], flag: str) -> list[str]:

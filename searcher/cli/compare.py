@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from searcher.cli.args import assignments, number_list
-from searcher.validation import check_int
+from searcher.cli.args import assignments, number_list, seed_list
 
 HELP = "run strategies x seeds x alpha as campaigns and compare failures found and their breadth"
 
@@ -33,7 +32,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from searcher.analysis.compare import compare
 
-    seeds = list(range(check_int("--seeds", int(args.seeds), 1))) if args.seeds.isdigit() else number_list(args.seeds, int, "--seeds")
+    seeds = seed_list(args.seeds)
     alphas = number_list(args.alphas, float, "--alphas") if args.alphas else [None]
     table = compare(args.out, generator=args.generator, target=args.target, strategies=args.strategies.split(","),
                     seeds=seeds, alphas=alphas, budget=args.budget, batch=args.batch, parallel=args.parallel,

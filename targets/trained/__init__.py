@@ -51,6 +51,15 @@ class _TrainedCNN(ImageClassifier):
     def __repr__(self) -> str:
         return f"{type(self).__name__}(weights={str(self.weights)!r})"
 
+    def recipe(self, n: int | None = None, epochs: int | None = None, test_n: int = 2000):  # noqa: ANN201 - lazy import
+        """How this model was trained and is tested (`TrainingRecipe`), for `searcher retrain`;
+        `n` and `epochs` shrink the recipe (default: the shipped one's)."""
+        from targets.trained.recipe import ShippedRecipe
+        from targets.trained.train import RECIPES
+
+        _, labels, default_n, default_epochs, planted = RECIPES[self.TASK]
+        return ShippedRecipe(self.TASK, tuple(labels), n or default_n, epochs or default_epochs, planted, test_n)
+
     def _logits(self, x: torch.Tensor) -> np.ndarray:
         with torch.inference_mode():
             return self._net(x).numpy()

@@ -12,8 +12,10 @@ from __future__ import annotations
 
 import argparse
 import time
+from collections.abc import Callable
 from pathlib import Path
 
+import numpy as np
 import torch
 import torch.nn.functional as F
 
@@ -22,7 +24,7 @@ from targets.trained import GenderCNN, SmileCNN, weights_path
 from targets.trained.data import gender_training_rows, render, smile_training_rows, truth_labels
 from targets.trained.model import INPUT_SIZE, MEAN, STD, SmallCNN
 
-__all__ = ["main", "train"]
+__all__ = ["RECIPES", "fit", "main", "train"]
 
 # task -> (training rows, labels, images, epochs, planted share). Smiles are small at 64 px and
 # take longer to learn. Gender plants hair in 85% of rows, so that the model leans on hair and
@@ -34,40 +36,25 @@ RECIPES = {
 }
 
 
-def train(
-    task: str,
-    seed: int = 0,
-    n: int | None = None,
-    epochs: int | None = None,
-    planted: float | None = None,
-    out: Path | None = None,
-) -> Path:
-    """Renders `n` training faces for `task` at 64 px, trains a `SmallCNN`, saves its state_dict.
-
-    `n`, `epochs` and `planted` default to the recipe's and `out` to the shipped file; `planted` is
-    the share of training rows that get the planted correlation (0 trains an unbiased control).
-    """
-    if task not in RECIPES:
-        raise ValueError(f"task must be one of {', '.join(RECIPES)}. Got {task!r} instead.")
-    rows_for, labels, default_n, default_epochs, default_planted = RECIPES[task]
-    n, epochs = n or default_n, epochs or default_epochs
-    planted = default_planted if planted is None else planted
+def fit(images: np.ndarray, y: np.ndarray, n_labels: int, epochs: int, seed: int = 0,
+        log: Callable[[str], None] | None = None) -> SmallCNN:
+    """Trains a fresh `SmallCNN` on `images` (uint8 `N x H x W x 3`, any size, resized to 64 x 64
+    as the targets do) with label indices `y`: AdamW, one-cycle learning rate 3e-3, batch 64,
+    random horizontal flips, `epochs` passes; the initial weights, batch order and flips from `seed`."""
     torch.set_num_threads(2)
     torch.use_deterministic_algorithms(True)
     torch.manual_seed(seed)
-    start = time.perf_counter()
-    batch = render(rows_for(n, seed, p_planted=planted), resolution=64, seed=seed)
-    prep = ImageClassifier(labels, input_size=INPUT_SIZE, mean=MEAN, std=STD)
-    x = torch.cat([prep.preprocess(batch.images[i : i + 1024]) for i in range(0, n, 1024)])
-    y = torch.from_numpy(truth_labels(batch.truth, task))
-    print(f"{task}: rendered {n} faces in {time.perf_counter() - start:.0f} s; {y.float().mean():.1%} {labels[1]!r}")
-
+    n = len(images)
+    prep = ImageClassifier(tuple(range(n_labels)), input_size=INPUT_SIZE, mean=MEAN, std=STD)
+    x = torch.cat([prep.preprocess(images[i : i + 1024]) for i in range(0, n, 1024)])
+    y = torch.as_tensor(np.asarray(y), dtype=torch.int64)
     x = x.contiguous(memory_format=torch.channels_last)  # twice as fast on the CPU
-    net = SmallCNN(len(labels)).to(memory_format=torch.channels_last)
+    net = SmallCNN(n_labels).to(memory_format=torch.channels_last)
     steps_per_epoch = (n + 63) // 64
     opt = torch.optim.AdamW(net.parameters(), lr=3e-3, weight_decay=1e-4)
     sched = torch.optim.lr_scheduler.OneCycleLR(opt, max_lr=3e-3, total_steps=epochs * steps_per_epoch)
     gen = torch.Generator().manual_seed(seed)
+    start = time.perf_counter()
     for epoch in range(epochs):
         net.train()
         order = torch.randperm(n, generator=gen)
@@ -84,7 +71,34 @@ def train(
             sched.step()
             total += float(loss.detach()) * len(idx)
             correct += int((logits.argmax(1) == y[idx]).sum())
-        print(f"  epoch {epoch + 1}/{epochs}: loss {total / n:.3f}, train accuracy {correct / n:.1%} ({time.perf_counter() - start:.0f} s)")
+        if log:
+            log(f"  epoch {epoch + 1}/{epochs}: loss {total / n:.3f}, train accuracy {correct / n:.1%} ({time.perf_counter() - start:.0f} s)")
+    return net.eval()
+
+
+def train(
+    task: str,
+    seed: int = 0,
+    n: int | None = None,
+    epochs: int | None = None,
+    planted: float | None = None,
+    out: Path | None = None,
+) -> Path:
+    """Renders `n` training faces for `task` at 64 px, trains a `SmallCNN` (`fit`), saves its state_dict.
+
+    `n`, `epochs` and `planted` default to the recipe's and `out` to the shipped file; `planted` is
+    the share of training rows that get the planted correlation (0 trains an unbiased control).
+    """
+    if task not in RECIPES:
+        raise ValueError(f"task must be one of {', '.join(RECIPES)}. Got {task!r} instead.")
+    rows_for, labels, default_n, default_epochs, default_planted = RECIPES[task]
+    n, epochs = n or default_n, epochs or default_epochs
+    planted = default_planted if planted is None else planted
+    start = time.perf_counter()
+    batch = render(rows_for(n, seed, p_planted=planted), resolution=64, seed=seed)
+    y = truth_labels(batch.truth, task)
+    print(f"{task}: rendered {n} faces in {time.perf_counter() - start:.0f} s; {y.mean():.1%} {labels[1]!r}")
+    net = fit(batch.images, y, len(labels), epochs, seed, log=print)
     path = out or weights_path(task)
     torch.save({k: v.contiguous() for k, v in net.state_dict().items()}, path)  # plain tensors, loadable with weights_only
     print(f"{task}: saved {path} ({path.stat().st_size / 1024:.0f} KiB) after {time.perf_counter() - start:.0f} s")
