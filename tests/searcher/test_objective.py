@@ -38,6 +38,13 @@ def test_zero_one_loss_compares_with_the_truth_side_of_the_cut():
     assert judge("yes", 0.9, {"brightness": 0.1}) == (1.0, None)
 
 
+def test_the_right_label_is_the_truth_side_of_the_cut_and_none_when_ambiguous():
+    """What an export labels an image with: never the target's answer."""
+    judge = Judge.of(SMILE, margin=0.1)
+    assert [judge.true_label({"brightness": b}) for b in (0.1, 0.55, 0.61, 1.0)] == ["no", None, "yes", "yes"]
+    assert Judge("detect").true_label({}) is True
+
+
 def test_the_margin_excludes_ambiguous_truth_and_zero_margin_excludes_nothing():
     """Truth within `margin` of the cut gets no loss and a reason; margin 0 judges every image."""
     loss, why = Judge.of(SMILE, margin=0.1)("yes", None, {"brightness": 0.55})
