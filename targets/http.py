@@ -10,8 +10,8 @@ I/O-bound service is interrogated at the rate it can answer. What a paid, flaky 
   (one JSON file per answer, written atomically), so no image is ever paid for twice;
 - a budget: a request that would spend past it is not sent, and its image gets
   `error="budget exhausted"`;
-- header values written `"env:NAME"` are read from the environment at request time, and never
-  stored resolved, printed, or put in an error message.
+- header values written `"env:NAME"` (or with a scheme before it, `"Bearer env:NAME"`) are read
+  from the environment at request time, and never stored resolved, printed, or put in an error message.
 
 The defaults speak the contract of `searcher serve-target` (`searcher.serve`): request
 `{"image": "<base64 PNG>"}`, response `{"label": ..., "score": ..., "boxes": [[x0, y0, x1, y1], ...]}`.
@@ -27,6 +27,7 @@ import math
 import numbers
 import os
 import random
+import re
 import tempfile
 import threading
 import time
@@ -51,6 +52,7 @@ SENDS = ("base64-json", "raw", "multipart")
 HTTP_TASKS = ("detect", "classify")
 BUDGET_EXHAUSTED = "budget exhausted"
 ENV_PREFIX = "env:"
+_ENV_VALUE = re.compile(r"^(?:(\S+) )?env:(\w+)$")  # "env:NAME", or a scheme before it: "Bearer env:NAME"
 MAX_BACKOFF = 30.0  # seconds; the ceiling of one backoff draw
 
 Answer = dict[str, Any]  # {"label": ..., "score": float | None, "boxes": [[x0, y0, x1, y1], ...]}
@@ -67,7 +69,7 @@ class HttpTarget:
         send: "base64-json" (`{"image": "<base64 PNG>"}`), "raw" (the PNG bytes) or "multipart"
             (file field "image").
         headers: extra request headers; a value `"env:NAME"` is read from the environment
-            variable NAME at request time.
+            variable NAME at request time, and `"Bearer env:NAME"` sends "Bearer " and its value.
         label_path, score_path, boxes_path: dotted paths into the JSON response (list indices
             are numbers, e.g. "result.0.label"); None for a field the API does not return.
         max_in_flight: requests sent at once.
@@ -149,7 +151,7 @@ class HttpTarget:
     @property
     def headers_shown(self) -> dict[str, str]:
         """The headers as safe to print: `env:NAME` references as written, literal values masked."""
-        return {k: v if v.startswith(ENV_PREFIX) else "***" for k, v in self._headers.items()}
+        return {k: v if _ENV_VALUE.match(v) else "***" for k, v in self._headers.items()}
 
     @property
     def exhausted(self) -> bool:
@@ -189,11 +191,12 @@ class HttpTarget:
     def _resolved_headers(self) -> dict[str, str]:
         resolved = {}
         for name, value in self._headers.items():
-            if value.startswith(ENV_PREFIX):
-                var = value[len(ENV_PREFIX):]
+            match = _ENV_VALUE.match(value)
+            if match:
+                scheme, var = match.groups()
                 if var not in os.environ:
                     raise TargetError(f"The header {name!r} reads the environment variable {var!r}, which is not set.")
-                value = os.environ[var]
+                value = f"{scheme} {os.environ[var]}" if scheme else os.environ[var]
             resolved[name] = value
         return resolved
 

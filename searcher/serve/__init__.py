@@ -12,14 +12,18 @@ body; `sleep` delays every request without blocking the others (an I/O-bound API
 The model runs in a worker thread, one image at a time, since targets need not be thread-safe.
 
     searcher serve-target dlib-hog --port 8000 --fail-rate 0.2 --fault-seed 0
+    searcher serve-target dlib-hog --host 0.0.0.0 --token env:SERVE_TOKEN   # any host but loopback needs a token
 """
 
 from __future__ import annotations
 
 import asyncio
 import base64
+import hmac
 import io
+import ipaddress
 import json
+import os
 import random
 import threading
 from dataclasses import dataclass
@@ -38,7 +42,7 @@ from searcher.errors import ParameterError
 from searcher.validation import check_int, check_number
 from targets.base import Target
 
-__all__ = ["Faults", "create_app", "serve"]
+__all__ = ["Faults", "create_app", "is_loopback", "resolve_token", "serve"]
 
 FAULTS = ("fail", "slow", "malformed")
 
@@ -84,8 +88,8 @@ class Faults:
 class _TargetApp:
     """The request handlers, with the target, the fault RNG and the counts /health reports."""
 
-    def __init__(self, target: Target, name: str, faults: Faults) -> None:
-        self.target, self.name, self.faults = target, name, faults
+    def __init__(self, target: Target, name: str, faults: Faults, token: str | None = None) -> None:
+        self.target, self.name, self.faults, self.token = target, name, faults, token
         self.rng = random.Random(faults.seed)
         self.counts = {"requests": 0, **{f: 0 for f in FAULTS}}
         self.model_lock = threading.Lock()
@@ -95,6 +99,8 @@ class _TargetApp:
         return JSONResponse({"status": "ok", "target": self.name, "task": self.target.task, "requests": self.counts["requests"], "faults": faults})
 
     async def predict(self, request: Request) -> Response:
+        if self.token is not None and not hmac.compare_digest(request.headers.get("authorization", ""), f"Bearer {self.token}"):
+            return JSONResponse({"error": "missing or wrong bearer token (send Authorization: Bearer <token>)"}, status_code=401)
         self.counts["requests"] += 1
         fault = self.faults.draw(self.rng)
         if fault:
@@ -123,17 +129,55 @@ class _TargetApp:
             return self.target.predict(image[None])
 
 
-def create_app(target: Target, name: str = "target", faults: Faults | None = None) -> Starlette:
-    """An ASGI app serving `target` at POST /predict and GET /health."""
-    handlers = _TargetApp(target, name, faults or Faults())
+def create_app(target: Target, name: str = "target", faults: Faults | None = None, token: str | None = None) -> Starlette:
+    """An ASGI app serving `target` at POST /predict and GET /health; with `token`, /predict
+    answers only requests carrying `Authorization: Bearer <token>` (401 otherwise)."""
+    handlers = _TargetApp(target, name, faults or Faults(), token)
     return Starlette(routes=[Route("/predict", handlers.predict, methods=["POST"]), Route("/health", handlers.health, methods=["GET"])])
 
 
-def serve(name: str, options: dict[str, Any], host: str = "127.0.0.1", port: int = 8000, faults: Faults | None = None) -> None:
-    """Loads target `name` with `options` and serves it with uvicorn until interrupted."""
+def is_loopback(host: str) -> bool:
+    """Whether `host` is reachable from this machine only (127.0.0.0/8, ::1, localhost)."""
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def resolve_token(token: str | None, host: str) -> str | None:
+    """The bearer token a server on `host` requires: read from the environment (`token` is
+    `env:NAME`), and required on any host but loopback, which would serve every machine that can
+    reach this one.
+
+    Raises:
+        ParameterError: a literal token (it would show in the process list and the shell history),
+            an unset variable, or a non-loopback host without a token.
+    """
+    if token is None:
+        if not is_loopback(host):
+            raise ParameterError(f"--host {host} serves every machine that can reach this one. Require a token with "
+                                 "--token env:NAME (clients send Authorization: Bearer <its value>; the http target: "
+                                 "--option headers.Authorization='Bearer env:NAME'), or bind 127.0.0.1.")
+        return None
+    if not token.startswith("env:") or not token[4:]:
+        raise ParameterError(f"--token must be env:NAME, the environment variable holding the token (a literal token shows in the "
+                             f"process list and the shell history). Got {token[:4]!r}... instead.")
+    name = token[4:]
+    if not os.environ.get(name):
+        raise ParameterError(f"--token reads the environment variable {name!r}, which is not set or empty.")
+    return os.environ[name]
+
+
+def serve(name: str, options: dict[str, Any], host: str = "127.0.0.1", port: int = 8000, faults: Faults | None = None,
+          token: str | None = None) -> None:
+    """Loads target `name` with `options` and serves it with uvicorn until interrupted; `token`
+    (`env:NAME`) is required on any host but loopback (see `resolve_token`)."""
     import targets
 
-    app = create_app(targets.load(name, **options), name, faults)
+    secret = resolve_token(token, host)
+    app = create_app(targets.load(name, **options), name, faults, secret)
     uvicorn.run(app, host=host, port=port, log_level="warning", timeout_graceful_shutdown=2)
 
 

@@ -252,6 +252,17 @@ def test_env_headers_are_resolved_at_request_time_and_never_shown(images, monkey
     assert "env:SEARCHER_TEST_TOKEN" in repr(target)
 
 
+
+def test_a_scheme_before_an_env_reference_is_kept_and_the_value_read(images, monkeypatch):
+    """`"Bearer env:NAME"` sends `Bearer <value>`; it used to send the text `env:NAME` itself."""
+    monkeypatch.setenv("SEARCHER_TEST_TOKEN", "t0k3n")
+    api = Api((200, {"label": True, "score": 1.0, "boxes": []}))
+    target = api.target(headers={"Authorization": "Bearer env:SEARCHER_TEST_TOKEN", "X-Key": "Bearer literal"})
+    target.predict(images[:1])
+    assert api.requests[0].headers["authorization"] == "Bearer t0k3n" and api.requests[0].headers["x-key"] == "Bearer literal"
+    assert target.headers_shown == {"Authorization": "Bearer env:SEARCHER_TEST_TOKEN", "X-Key": "***"}
+
+
 # ------------------------------------------------------------------ a real model behind the transport
 
 
