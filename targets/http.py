@@ -268,6 +268,9 @@ class HttpTarget:
         """Reads a final response; caches it when it holds a valid answer."""
         if response.status_code >= 400:
             return f"HTTP {response.status_code}"
+        if response.is_redirect or not 200 <= response.status_code < 300:  # redirects are not followed: a POST would become a GET
+            where = response.headers.get("location")
+            return f"HTTP {response.status_code}" + (f" redirect to {where[:200]!r}: give that URL" if where else "")
         try:
             body = response.json()
         except ValueError:

@@ -172,6 +172,19 @@ def test_a_malformed_json_body_is_an_error_never_a_label(images):
     assert api.calls == 1
 
 
+def test_a_redirect_is_an_error_that_names_where_not_malformed_json(images):
+    """A 302 (an API moved, a login page) is not followed, since a redirected POST becomes a GET; its error says where it points."""
+    calls = []
+
+    def handler(request):
+        calls.append(request)
+        return httpx.Response(302, headers={"Location": "https://api.example.org/v2/predict"}, text="<html>moved</html>")
+
+    pred = HttpTarget(url=URL, transport=httpx.MockTransport(handler), **FAST).predict(images[:1])
+    assert pred.error == ["HTTP 302 redirect to 'https://api.example.org/v2/predict': give that URL"] and pred.label == [None]
+    assert len(calls) == 1
+
+
 def test_429_is_retried(images):
     """A 429 is retried like a 5xx: a 429 then a 200 is answered, a persistent 429 is an error."""
     api = Api((429, {"error": "slow down"}), (200, {"label": True, "score": 1.0, "boxes": []}))
