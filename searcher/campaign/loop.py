@@ -29,7 +29,8 @@ from searcher.campaign.executors import make_executor
 from searcher.campaign.result import CampaignResult
 from searcher.campaign.store import DirectoryLock, Store
 from searcher.errors import ParameterError
-from searcher.space import Space
+from searcher.objective import Judge
+from searcher.space import Continuous, Space
 from searcher.strategies import Strategy, make_strategy
 
 __all__ = ["Campaign", "audited", "run"]
@@ -74,6 +75,7 @@ class _Loop:
         objective = c.spec().build(generator)  # the target and loss too, before anything is evaluated
         if objective.judge.task == "classify":  # the truth it is judged by exists and is a number: one render shows it
             objective.judge.check(generator.generate([{**generator.space.defaults(), **self.held}]).truth.to_dict("records")[0])
+            _check_cut(objective.judge, generator.space)
         self.lock = DirectoryLock(c.out)  # one process per campaign directory, taken only once the config is sound
         self.lock.acquire()
         try:
@@ -152,6 +154,19 @@ class _Loop:
     def close(self) -> None:
         self.executor.close()
         self.lock.release()
+
+
+def _check_cut(judge: Judge, space: Space) -> None:
+    """A cut outside the range of the parameter its truth column renders puts every face on one
+    side: the whole budget would judge one label. Refused before anything is evaluated."""
+    column = judge.truth_column
+    if column not in space.names or not isinstance(space[column], Continuous):
+        return
+    p = space[column]
+    if not p.low < judge.cut < p.high:
+        side = judge.labels[0] if judge.cut >= p.high else judge.labels[1]
+        raise ParameterError(f"--cut {judge.cut:g} lies outside {column}'s range [{p.low:g}, {p.high:g}]: every face would be "
+                             f"judged {side!r}. Choose a cut inside the range (e.g. {(p.low + p.high) / 2:g}).")
 
 
 def _unjudged(outcomes: list, campaign: CampaignConfig) -> str:

@@ -110,6 +110,15 @@ def test_a_truth_column_that_cannot_judge_is_refused_before_any_evaluation(tmp_p
     assert not (out / "campaign.sqlite").exists()
 
 
+@pytest.mark.parametrize(("cut", "side"), [("5", "'masculine'"), ("0", "'feminine'"), ("-1", "'feminine'")])
+def test_a_cut_outside_the_truth_range_is_refused_before_any_evaluation(tmp_path, capsys, cut, side):
+    out = tmp_path / "run"
+    assert main(["hunt", "--target", "gender-cnn", "--cut", cut, "--budget", "8", "--out", str(out),
+                 "--generator-option", "resolution=64", "--no-progress"]) == 2
+    _one_line_error(capsys, f"lies outside gender_presentation's range [0, 1]: every face would be judged {side}")
+    assert not (out / "campaign.sqlite").exists()
+
+
 def test_truth_options_on_a_detect_target_are_refused(tmp_path, capsys):
     assert main(["hunt", "--generator", "planted", "--target", "planted", "--cut", "0.5", "--out", str(tmp_path / "r")]) == 2
     _one_line_error(capsys, "truth_column= and cut= judge classify targets")
