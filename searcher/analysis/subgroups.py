@@ -138,6 +138,9 @@ def _select(rows: _Rows, biased: bool) -> tuple[pd.DataFrame | None, str, str]:
         "`--biased` writes the tables anyway, as a description of the searched trials (files *_biased).")
 
 
+EVENTS_PER_COEFFICIENT = 10  # the usual floor for a logistic model (Peduzzi et al., J Clin Epidemiol 1996)
+
+
 def _label(value: Any) -> str:
     return f"{value:g}" if isinstance(value, (float, np.floating)) else str(value)
 
@@ -306,6 +309,11 @@ def analyze(directory: str | Path, out: str | Path | None = None, attributes: Se
     X, about = _design(levels)
     if 0 < k < n and X.shape[1]:
         tables["effects"] = _effects(X, about, frame[OUTCOME], n_boot, seed)
+        rarer = min(k, n - k)
+        if rarer < EVENTS_PER_COEFFICIENT * X.shape[1]:
+            lines.append(f"few data: {k} failures and {n - k} successes for {X.shape[1]} coefficients, under "
+                         f"{EVENTS_PER_COEFFICIENT} of the rarer outcome per coefficient; the effects are unstable (their "
+                         "bootstrap intervals say how much). A longer campaign, or --audit, gives more.")
     else:
         lines.append("no effects: " + (f"{'every' if k else 'no'} row is a failure" if not 0 < k < n
                                        else "every attribute has a single level") + ", so there is nothing to regress")

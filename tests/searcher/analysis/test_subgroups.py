@@ -65,6 +65,17 @@ def test_random_campaign_rates_on_every_trial_with_wilson_intervals(campaigns):
         assert (campaigns / "random" / "analysis" / name).is_file()
 
 
+def test_few_data_for_the_effects_is_said(campaigns, tmp_path):
+    """48 trials against about 16 coefficients: the summary warns that the effects are unstable; the
+    synthetic transects' 220 rows against 3 do not get the warning."""
+    out = analyze(campaigns / "random", n_boot=5).summary()
+    trials = load_campaign(campaigns / "random").trials
+    k = int((trials["loss"] >= 0.5).sum())
+    assert f"few data: {k} failures and {len(trials) - k} successes for" in out and "A longer campaign, or --audit" in out
+    synthetic_transects(tmp_path / "t")
+    assert "few data" not in analyze(tmp_path / "t", n_boot=5).summary()
+
+
 def test_adaptive_campaign_without_audit_writes_no_rates_unless_biased(campaigns, tmp_path, monkeypatch):
     nothing = analyze(campaigns / "bo", out=tmp_path / "a")
     assert nothing == {}
