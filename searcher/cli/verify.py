@@ -32,7 +32,8 @@ DESCRIPTION = ("Render pseudo-identities under varied pose, age, expression and 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--generator", default="faces", help="a generator with an identity parameter (default: faces)")
-    p.add_argument("-n", type=int, default=100, help="pseudo-identities, >= 8, balanced over 4 groups (default: 100)")
+    p.add_argument("-n", type=int, default=100, help="pseudo-identities, balanced over 4 groups (default: 100); at least 8, and enough for "
+                   "1,000 impostor pairs (the FMR 1e-2 fallback): 25 or more with --images 4, 47 with --images 2")
     p.add_argument("--images", type=int, default=4, help="images per identity, >= 2 (default: 4)")
     p.add_argument("--vary", default=",".join(VARIATIONS),
                    help=f"comma-separated attributes varied per image (default: {','.join(VARIATIONS)})")

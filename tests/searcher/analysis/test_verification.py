@@ -74,3 +74,16 @@ def test_bad_arguments_exit_2_with_a_message(capsys, tmp_path):
     assert not (tmp_path / "x").exists()
     with pytest.raises(ParameterError, match="images_per_identity"):
         render_pairs(images_per_identity=1)
+
+
+def test_the_help_states_the_real_floor_of_n():
+    """`verify --help` names the smallest -n that gives the 1,000 impostor pairs of the FMR 1e-2 fallback."""
+    import re
+
+    from searcher.cli import build_parser
+
+    sub = next(a for a in build_parser()._actions if a.dest == "command").choices["verify"]
+    text = " ".join(sub.format_help().split())
+    for n, k in re.findall(r"(\d+)(?: or more)? with --images (\d)", text):
+        n, k = int(n), int(k)
+        assert impostor_capacity(n, k) >= 1000 > impostor_capacity(n - 1, k), (n, k)
