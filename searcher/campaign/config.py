@@ -84,6 +84,9 @@ class CampaignConfig:
             everyday prior, so uniform search samples ordinary faces and conditions and failures
             are the rare thing to find; "box": the raw parameter ranges, where most of the volume
             is extreme (uniform blur, noise and yaw) and most faces fail.
+        retries: a resumed campaign evaluates again each trial that ended in a target error, at
+            most this many times (errors are the service's, not the classifier's: a server that is
+            back answers them).
     """
 
     generator: str = _setting("faces", "generator name (default: faces)")
@@ -109,12 +112,15 @@ class CampaignConfig:
     cube: str = _setting("prior", "search prior quantiles (default) or the raw parameter box", choices=CUBES)
     audit: float = _setting(0.0, "fraction of the budget drawn uniformly at random beside the search, for unbiased "
                                  "error rates (default: 0)", metavar="F")
+    retries: int = _setting(1, "on --resume, evaluate again each trial that ended in a target error (timeout, HTTP 5xx, bad "
+                               "JSON), at most this many times (default: 1; 0: never)", metavar="N")
 
     def __post_init__(self) -> None:
         owner = type(self).__name__
         for name in ("budget", "batch", "workers"):
             check_int(name, getattr(self, name), 1, owner=owner)
         check_int("seed", self.seed, 0, owner=owner)
+        check_int("retries", self.retries, 0, owner=owner)
         if self.alpha is not None:
             check_number("alpha", self.alpha, 0.0, 1.0, owner=owner)
         check_number("audit", self.audit, 0.0, 1.0, open_high=True, owner=owner)

@@ -92,13 +92,25 @@ class _Loop:
             raise ParameterError(f"{c.out} already holds a campaign; resume it with `searcher hunt --resume {c.out}` or choose another --out.")
         if stored is not None:
             before = type(c).with_defaults(stored)
-            if {**before, "out": c.out, "budget": c.budget} != json.loads(json.dumps(c.config())):
+            if {**before, "out": c.out, "budget": c.budget, "retries": c.retries} != json.loads(json.dumps(c.config())):
                 raise ParameterError(f"{c.out} holds a campaign with another configuration; resume it as it was "
-                                     "(only --budget may change, to extend it).")
+                                     "(only --budget, to extend it, and --retries may change).")
             if c.budget < before["budget"]:
                 raise ParameterError(f"A resumed campaign can be extended, not shortened: {c.out} has a budget of "
                                      f"{before['budget']}. Got {c.budget} instead.")
         self.store.save_config(c.config())
+
+    def retry_errors(self) -> tuple[int, int]:
+        """Evaluates again the stored trials that ended in a target error and have attempts left
+        (`retries`), replacing them; returns (retried, answered now). Run before `replay`, so the
+        strategy is told the new answers."""
+        todo = self.store.errored(self.campaign.retries + 1)
+        if not todo:
+            return 0, 0
+        outcomes = self.executor.evaluate([{**self.held, **params} for _, _, params, _, _, _ in todo], self.campaign.seed)
+        for (step, idx, _, x, source, attempts), (outcome, worker) in zip(todo, outcomes):
+            self.store.add_trial(step, idx, x, outcome, worker, source, attempts + 1)
+        return len(todo), sum(o.error is None for o, _ in outcomes)
 
     def replay(self) -> tuple[int, int]:
         """Tells the strategy every completed batch and restores its last state; returns the
@@ -185,6 +197,7 @@ def run(campaign: CampaignConfig, progress: bool = True, resume: bool = False, d
     """Runs (or, with `resume`, continues) `campaign` until its budget is spent; `desc` labels
     the progress bar (default "STRATEGY vs TARGET"), which shows evaluations and failures."""
     loop = _Loop(campaign, resume)
+    retried = loop.retry_errors() if resume else (0, 0)
     done, step = loop.replay()
     failures = int(loop.store.trials()["failure"].eq(True).sum()) if done else 0
     bar = tqdm(total=campaign.budget, initial=done, disable=not progress, unit="eval",
@@ -203,6 +216,6 @@ def run(campaign: CampaignConfig, progress: bool = True, resume: bool = False, d
     finally:
         bar.close()
         loop.close()
-    result = CampaignResult(Path(campaign.out), loop.store.trials(), loop.store.config or {}, time.perf_counter() - start)
+    result = CampaignResult(Path(campaign.out), loop.store.trials(), loop.store.config or {}, time.perf_counter() - start, retried)
     loop.store.close()
     return result

@@ -26,6 +26,7 @@ class CampaignResult:
     trials: pd.DataFrame
     config: dict[str, Any] = field(default_factory=dict)
     seconds: float = 0.0
+    retried: tuple[int, int] = (0, 0)  # this run: trials evaluated again after a target error, and how many got an answer
 
     @property
     def vocabulary(self) -> Vocabulary:
@@ -49,6 +50,9 @@ class CampaignResult:
             (f"{self.dir}: {len(t)} evaluations, {fails} failures ({fails / max(1, judged.sum()):.1%} of judged), "
              f"{errors} target errors, {excluded} excluded as ambiguous"),
         ]
+        if self.retried[0]:
+            lines.append(f"{self.retried[0]} trials that had ended in a target error were evaluated again; "
+                         f"{self.retried[1]} got an answer")
         if self.seconds:
             lines.append(f"{len(t) / self.seconds:.1f} evaluations/s this run")
         return "\n".join(lines)

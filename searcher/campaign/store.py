@@ -40,14 +40,14 @@ CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS trials (
     step INTEGER NOT NULL, idx INTEGER NOT NULL, params TEXT NOT NULL, x TEXT NOT NULL,
     loss REAL, failure INTEGER, label TEXT, score REAL, boxes TEXT, truth TEXT, image TEXT,
-    error TEXT, excluded TEXT, worker TEXT, seconds REAL, created REAL NOT NULL, composite REAL, source TEXT,
+    error TEXT, excluded TEXT, worker TEXT, seconds REAL, created REAL NOT NULL, composite REAL, source TEXT, attempts INTEGER,
     PRIMARY KEY (step, idx)
 );
 CREATE TABLE IF NOT EXISTS steps (step INTEGER PRIMARY KEY, size INTEGER NOT NULL, state TEXT NOT NULL, created REAL NOT NULL);
 """
 
 
-_ADDED_COLUMNS = (("composite", "REAL"), ("source", "TEXT"))  # (name, type) added after schema version 1
+_ADDED_COLUMNS = (("composite", "REAL"), ("source", "TEXT"), ("attempts", "INTEGER"))  # (name, type) added after schema version 1
 
 
 def _json(value: Any) -> str:
@@ -103,17 +103,26 @@ class Store:
 
     # ---------------------------------------------------------------- trials and steps
 
-    def add_trial(self, step: int, idx: int, x: np.ndarray, outcome: Outcome, worker: str = "", source: str = "search") -> None:
-        """Stores one evaluation (and its image) in its own transaction; `source` says who chose
-        the point: "search" (the strategy) or "audit" (the campaign's uniform audit sample)."""
+    def add_trial(self, step: int, idx: int, x: np.ndarray, outcome: Outcome, worker: str = "", source: str = "search",
+                  attempts: int = 1) -> None:
+        """Stores one evaluation (and its image) in its own transaction, replacing an earlier one of
+        the same trial; `source` says who chose the point: "search" (the strategy) or "audit" (the
+        campaign's uniform audit sample); `attempts` counts evaluations after target errors."""
         image = self._save_image(outcome.image) if outcome.image is not None else None
         failure = None if outcome.failure is None else int(outcome.failure)
         self._db.execute(
-            "INSERT OR REPLACE INTO trials VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, julianday('now'), NULL, ?)",
+            "INSERT OR REPLACE INTO trials VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, julianday('now'), NULL, ?, ?)",
             (step, idx, _json(outcome.params), _json(np.asarray(x, float)), outcome.loss, failure,
              None if outcome.label is None else _json(outcome.label), outcome.score, _json(outcome.boxes),
-             _json(outcome.truth), image, outcome.error, outcome.excluded, worker, outcome.seconds, source),
+             _json(outcome.truth), image, outcome.error, outcome.excluded, worker, outcome.seconds, source, attempts),
         )
+
+    def errored(self, max_attempts: int) -> list[tuple[int, int, dict[str, Any], np.ndarray, str, int]]:
+        """Trials that ended in a target error and were evaluated fewer than `max_attempts` times:
+        (step, idx, params, unit-cube point, source, attempts so far)."""
+        rows = self._db.execute("SELECT step, idx, params, x, source, COALESCE(attempts, 1) FROM trials WHERE error IS NOT NULL "
+                                "AND COALESCE(attempts, 1) < ? ORDER BY step, idx", (max_attempts,)).fetchall()
+        return [(s, i, json.loads(p), np.array(json.loads(x)), src or "search", a) for s, i, p, x, src, a in rows]
 
     def finish_step(self, step: int, size: int, state: dict[str, Any], composite: np.ndarray | None = None) -> None:
         """Marks batch `step` complete, with the strategy state after it was told and, for

@@ -52,8 +52,8 @@ def _kind(f: dataclasses.Field) -> str:
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--config", metavar="TOML", help="campaign settings as TOML")
-    p.add_argument("--resume", metavar="DIR", help="continue the campaign stored in DIR; --budget N extends it to N "
-                   "evaluations, other flags are ignored")
+    p.add_argument("--resume", metavar="DIR", help="continue the campaign stored in DIR (trials that ended in a target error "
+                   "are evaluated again, see --retries); --budget N extends it to N evaluations, other flags but --retries are ignored")
     for f in dataclasses.fields(Campaign):
         kind, meta = _kind(f), f.metadata
         extra = {k: meta[k] for k in ("choices", "metavar") if k in meta}
@@ -96,6 +96,8 @@ def run(args: argparse.Namespace) -> int:
         campaign = Campaign.from_dir(args.resume)
         if args.budget is not None:
             campaign = dataclasses.replace(campaign, budget=args.budget)
+        if args.retries is not None:
+            campaign = dataclasses.replace(campaign, retries=args.retries)
         print(f"resuming {args.resume}")
     else:
         campaign = Campaign(**config_from(args))
