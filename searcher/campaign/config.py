@@ -117,6 +117,12 @@ class CampaignConfig:
 
     def __post_init__(self) -> None:
         owner = type(self).__name__
+        for name in ("generator", "target", "strategy", "out"):
+            if not isinstance(getattr(self, name), str) or not getattr(self, name):
+                raise ParameterError(f"The {name!r} option of {owner} must be a name (a non-empty string). Got {getattr(self, name)!r} instead.")
+        for name in ("truth_column", "ray_address"):
+            if getattr(self, name) is not None and not isinstance(getattr(self, name), str):
+                raise ParameterError(f"The {name!r} option of {owner} must be a string. Got {getattr(self, name)!r} instead.")
         for name in ("budget", "batch", "workers"):
             check_int(name, getattr(self, name), 1, owner=owner)
         check_int("seed", self.seed, 0, owner=owner)
@@ -135,6 +141,9 @@ class CampaignConfig:
         if isinstance(self.vary, str):
             object.__setattr__(self, "vary", tuple(v.strip() for v in self.vary.split(",") if v.strip()))
         elif self.vary is not None:
+            if not isinstance(self.vary, (list, tuple)) or not all(isinstance(v, str) for v in self.vary):
+                raise ParameterError(f"The 'vary' option of {owner} must be parameter names, a list or comma-separated. "
+                                     f"Got {self.vary!r} instead.")
             object.__setattr__(self, "vary", tuple(self.vary))
         self.spec()  # checks loss and margin
 
