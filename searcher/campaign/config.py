@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -24,6 +25,7 @@ from searcher.validation import check_choice, check_int, check_number
 __all__ = ["CUBES", "CampaignConfig", "search_space"]
 
 CUBES = ("prior", "box")  # what a point of the unit cube means: prior quantiles, or the raw parameter box
+_ENV_VALUE = re.compile(r"^(?:\S+ )?env:\w+$")  # a header value a campaign may store: a reference, never the secret
 
 
 def search_space(space: Space, vary: Sequence[str] | None, fix: Mapping[str, Any] | None) -> tuple[Space, dict[str, Any]]:
@@ -138,6 +140,13 @@ class CampaignConfig:
             if not isinstance(value, Mapping):
                 raise ParameterError(f"The {name!r} option of {owner} must be a table of NAME = VALUE. Got {value!r} instead.")
             object.__setattr__(self, name, dict(value))
+        headers = self.target_options.get("headers")
+        if isinstance(headers, Mapping):
+            for name, value in headers.items():
+                if not (isinstance(value, str) and _ENV_VALUE.match(value)):
+                    raise ParameterError(f"The header {name!r} in target_options holds a literal value, which the campaign would "
+                                         "store in plain text in campaign.sqlite. Put it in an environment variable and write "
+                                         "'env:NAME' (or 'Bearer env:NAME').")
         if isinstance(self.vary, str):
             object.__setattr__(self, "vary", tuple(v.strip() for v in self.vary.split(",") if v.strip()))
         elif self.vary is not None:

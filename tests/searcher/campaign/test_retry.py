@@ -65,3 +65,14 @@ def test_retries_is_checked(capsys):
     with pytest.raises(SystemExit):
         main(["hunt", "--generator", "planted", "--target", "planted", "--retries", "x"])
     assert "--retries: invalid int value: 'x'" in capsys.readouterr().err
+
+
+def test_a_campaign_never_stores_a_literal_header_value(tmp_path):
+    """Header values are stored as written: a reference may be, a secret may not."""
+    secret = "sk-live-123456"
+    with pytest.raises(ParameterError, match="The header 'Authorization' in target_options holds a literal value") as refused:
+        Campaign(generator="faces", target="http", target_options={"url": "http://127.0.0.1:9/predict",
+                                                                     "headers": {"Authorization": f"Bearer {secret}"}})
+    assert secret not in str(refused.value)
+    for value in ("env:API_KEY", "Bearer env:API_KEY"):
+        Campaign(generator="faces", target="http", target_options={"url": "http://127.0.0.1:9/predict", "headers": {"X": value}})
