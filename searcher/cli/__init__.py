@@ -10,6 +10,7 @@
     searcher analyze runs/transects
     searcher verify -n 100 --out runs/verify
     searcher gallery runs/bo
+    searcher doctor runs/bo                         what state a campaign directory is in
     searcher export runs/bo --out hard --max 200 --spread --control random
     searcher retrain --target gender-cnn --seeds 3 --out runs/retrain
     searcher serve-target dlib-hog --port 8000       a local target over HTTP, for the `http` target
@@ -50,6 +51,7 @@ COMMANDS: dict[str, str] = {
     "verify": "verify",
     "analyze": "analyze",
     "gallery": "gallery",
+    "doctor": "doctor",
     "export": "export",
     "retrain": "retrain",
 }
