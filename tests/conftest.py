@@ -1,5 +1,11 @@
 """Fixtures shared by several test modules."""
 
+import socket
+import subprocess
+import sys
+import time
+
+import httpx
 import pytest
 
 import generators
@@ -9,3 +15,49 @@ import generators
 def latent():
     """`faces-latent` at 64 px: renders fast, same latent space."""
     return generators.load("faces-latent", resolution=64)
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture
+def unused_port() -> int:
+    """A loopback port nothing listens on (free when asked)."""
+    return free_port()
+
+
+@pytest.fixture(scope="module")
+def serve_target(request):
+    """`serve_target(name, *flags)` starts `searcher serve-target NAME` on a free loopback port in a
+    subprocess (stopped after the module) and returns the URL of /predict once /health answers."""
+
+    def start(name: str, *extra: str) -> str:
+        port = free_port()
+        cmd = [sys.executable, "-m", "searcher.cli", "serve-target", name, "--host", "127.0.0.1", "--port", str(port), *extra]
+        proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+
+        def stop() -> None:
+            proc.terminate()
+            try:
+                proc.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+
+        request.addfinalizer(stop)
+        base = f"http://127.0.0.1:{port}"
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline:
+            if proc.poll() is not None:
+                pytest.fail(f"serve-target exited with {proc.returncode}: {proc.stderr.read()}")
+            try:
+                if httpx.get(f"{base}/health", timeout=1).status_code == 200:
+                    return f"{base}/predict"
+            except httpx.TransportError:
+                time.sleep(0.1)
+        pytest.fail("serve-target did not answer /health within 20 s")
+
+    return start

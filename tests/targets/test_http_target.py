@@ -4,9 +4,6 @@ canned-answer server in a thread for what the real one never says."""
 from __future__ import annotations
 
 import json
-import socket
-import subprocess
-import sys
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -25,48 +22,14 @@ from targets.http import BUDGET_EXHAUSTED, HttpTarget
 FAULTS = ["--fail-rate", "0.2", "--slow-rate", "0.1", "--slow-seconds", "3", "--malformed-rate", "0.1", "--fault-seed", "3"]
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def _serve(request, *extra: str) -> str:
-    """Starts `searcher serve-target dlib-hog` on a free loopback port; the URL of /predict once healthy."""
-    port = _free_port()
-    cmd = [sys.executable, "-m", "searcher.cli", "serve-target", "dlib-hog", "--host", "127.0.0.1", "--port", str(port), *extra]
-    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-
-    def stop() -> None:
-        proc.terminate()
-        try:
-            proc.wait(timeout=5)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
-
-    request.addfinalizer(stop)
-    base = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 20
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            pytest.fail(f"serve-target exited with {proc.returncode}: {proc.stderr.read()}")
-        try:
-            if httpx.get(f"{base}/health", timeout=1).status_code == 200:
-                return f"{base}/predict"
-        except httpx.TransportError:
-            time.sleep(0.1)
-    pytest.fail("serve-target did not answer /health within 20 s")
+@pytest.fixture(scope="module")
+def url(serve_target) -> str:
+    return serve_target("dlib-hog")
 
 
 @pytest.fixture(scope="module")
-def url(request) -> str:
-    return _serve(request)
-
-
-@pytest.fixture(scope="module")
-def faulty_url(request) -> str:
-    return _serve(request, *FAULTS)
+def faulty_url(serve_target) -> str:
+    return serve_target("dlib-hog", *FAULTS)
 
 
 @pytest.fixture(scope="module")
@@ -195,11 +158,11 @@ def test_secrets_are_read_at_request_time_and_never_shown(canned, images, monkey
     assert secret not in shown and "literal-key" not in repr(target) and "env:SEARCHER_TEST_TOKEN" in repr(target)
 
 
-def test_retries_give_up_with_a_reason(canned, images):
+def test_retries_give_up_with_a_reason(canned, images, unused_port):
     canned.reply = (429, "{}")
     target = HttpTarget(url=canned.url, retries=2, backoff=0.01)
     assert target.predict(images[:1]).error == ["HTTP 429 after 3 attempts"] and len(canned.seen) == 3
-    closed = HttpTarget(url=f"http://127.0.0.1:{_free_port()}/predict", retries=1, backoff=0.01)
+    closed = HttpTarget(url=f"http://127.0.0.1:{unused_port}/predict", retries=1, backoff=0.01)
     assert closed.predict(images[:1]).error == ["connection failed after 2 attempts"]
 
 
@@ -253,8 +216,8 @@ def test_bad_options_are_clear_errors(options, message):
     assert "12345" not in str(err.value)
 
 
-def test_serve_target_rejects_bad_fault_options(capsys):
+def test_serve_target_rejects_bad_fault_options(capsys, unused_port):
     assert main(["serve-target", "dlib-hog", "--fail-rate", "0.8", "--malformed-rate", "0.5"]) == 2
     assert "must sum to at most 1. Got 1.3 instead." in capsys.readouterr().err
-    assert main(["serve-target", "no-such-target", "--port", str(_free_port())]) == 2
+    assert main(["serve-target", "no-such-target", "--port", str(unused_port)]) == 2
     assert "Unknown target 'no-such-target'" in capsys.readouterr().err
