@@ -65,7 +65,13 @@ class RayExecutor:
             if address is None:
                 ray.init(num_cpus=max(self.workers, os.cpu_count() or 1), include_dashboard=False, log_to_driver=False)
             else:
-                ray.init(address=address, log_to_driver=False)
+                try:
+                    ray.init(address=address, log_to_driver=False)
+                except (ConnectionError, RuntimeError) as exc:  # a port answered, but not a cluster this process can join
+                    reason = (str(exc).strip().splitlines() or [type(exc).__name__])[0][:200]
+                    raise ParameterError(f"Could not join the Ray cluster at {address!r}: {reason}. Pass the address `ray start "
+                                         "--head` printed (its node IP, not another name of the machine), or --ray-address "
+                                         "auto on a machine of the cluster.") from None
         self._actor_class = ray.remote(num_cpus=1)(_Worker)
         self._actors = [self._actor_class.remote(spec, f"ray-{i}") for i in range(self.workers)]
 

@@ -248,3 +248,23 @@ def test_analyze_of_a_campaign_without_judged_trials_says_why(tmp_path, capsys):
     capsys.readouterr()
     assert main(["analyze", str(out)]) == 2
     _one_line_error(capsys, "has no judged trial to analyse: 4 of 4 got no answer from the target (first error: injected error)")
+
+
+def test_a_ray_address_that_answers_but_cannot_be_joined_is_one_line(tmp_path, capsys, monkeypatch):
+    """What a head started on another address of this machine does (`ray start --head` here binds
+    192.0.2.2 and `--ray-address 127.0.0.1:PORT` reaches its port): Ray's ConnectionError becomes a one-line error."""
+    import ray
+
+    from searcher.campaign import executors
+
+    monkeypatch.setattr(executors, "check_reachable", lambda address: None)
+    monkeypatch.setattr(ray, "is_initialized", lambda: False)
+
+    def refuse(**kwargs):
+        raise ConnectionError("Failed to connect to Ray cluster at 192.0.2.2:38257")
+
+    monkeypatch.setattr(ray, "init", refuse)
+    assert main(["hunt", "--generator", "planted", "--target", "planted", "--budget", "4", "--workers", "2",
+                 "--ray-address", "127.0.0.1:38257", "--out", str(tmp_path / "r"), "--no-progress"]) == 2
+    _one_line_error(capsys, "Could not join the Ray cluster at '127.0.0.1:38257': Failed to connect to Ray cluster at 192.0.2.2:38257",
+                    "ray start --head")
