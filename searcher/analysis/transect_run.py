@@ -33,9 +33,10 @@ from searcher.errors import ParameterError
 from searcher.objective import Judge
 from searcher.validation import check_choice, check_int, check_names
 
-__all__ = ["TransectRun", "run_transects"]
+__all__ = ["TRANSECT_CONFIG", "TransectRun", "run_transects"]
 
 DEFAULT_ATTRIBUTES = ("skin_tone", "hair_length", "gender_presentation")
+TRANSECT_CONFIG = "transect.json"  # the settings that render a run's images again (read by `searcher export`)
 
 
 @dataclass
@@ -147,7 +148,7 @@ def run_transects(
     column = judge.truth_column
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
-    (out / "transect.json").write_text(json.dumps({  # what `searcher export` needs to render these images again
+    (out / TRANSECT_CONFIG).write_text(json.dumps({
         "generator": generator, "resolution": resolution, "seed": seed, "target": target,
         "target_options": dict(target_options or {}), "truth_column": column, "cut": judge.cut,
         "attributes": list(attributes), "size": list(size), "n": n}, indent=2))

@@ -20,16 +20,14 @@ import pandas as pd
 from PIL import Image
 
 from searcher.analysis.compare import mode_labels
+from searcher.analysis.transect_run import TRANSECT_CONFIG
 from searcher.campaign import CampaignConfig, load_campaign, search_space
 from searcher.campaign.store import Store
 from searcher.errors import ParameterError
 from searcher.objective import FAILURE, Judge, Objective
 from searcher.space import Space
 
-__all__ = ["KINDS", "Source", "read_source"]
-
-KINDS = ("campaign", "comparison", "transect")
-TRANSECT_CONFIG = "transect.json"  # what run_transects writes beside transects.csv, to render its images again
+__all__ = ["Source", "read_source"]
 
 
 @dataclass

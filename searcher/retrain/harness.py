@@ -73,7 +73,7 @@ class RetrainResult:
         return "\n".join(lines)
 
 
-def _labelled(src: Source, rows: pd.DataFrame, pngs: Sequence[bytes], labels: Sequence[Any], size: tuple[int, int]) -> Any:
+def _labelled(rows: pd.DataFrame, pngs: Sequence[bytes], labels: Sequence[Any], size: tuple[int, int]) -> Any:
     """Rows and their PNGs as `LabelledImages` at the base set's `size` (PIL's antialiased bilinear)."""
     from targets.base import LabelledImages
 
@@ -175,10 +175,10 @@ def retrain(
         for arm, spread in (("hard", False), ("spread", True)):
             if arm in arms:
                 rows = select(src.rows, "classify", "failures", limit=k, spread=spread)
-                added[arm] = _labelled(src, rows, [png for _, png in src.png(rows)], recipe.labels, size)
+                added[arm] = _labelled(rows, [png for _, png in src.png(rows)], recipe.labels, size)
         if "random" in arms:
             rows, pngs = random_control(src, k, seed=0)
-            added["random"] = _labelled(src, rows, pngs, recipe.labels, size)
+            added["random"] = _labelled(rows, pngs, recipe.labels, size)
     finally:
         src.close()
 
