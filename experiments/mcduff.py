@@ -1,7 +1,7 @@
 """McDuff et al. (003_cc490b638f1b9b67.txt) reproduced on this engine: search efficiency, the alpha
 trade-off, error rates by group, mean faces, and retraining with the control the paper lacked.
 
-    python experiments/mcduff.py --out runs/mcduff            # the full run (about an hour on 2 cores)
+    python experiments/mcduff.py --out runs/mcduff            # the full run (dlib's CNN campaigns dominate: 4,000 evaluations at 2-4 /s)
     python experiments/mcduff.py --quick --out runs/mcduff-q  # every step at toy size, under a minute
 
 1. Fig. 4a: failures found against evaluations, random search against Bayesian search, mean and
