@@ -34,9 +34,11 @@ import numpy as np
 import pandas as pd
 
 import generators
+import targets
 from searcher.analysis.compare import compare
 from searcher.causal import subgroup_error_rates
 from searcher.figures import pyplot, save
+from searcher.figures.compare import plot_failure_curves
 from searcher.objective import Objective
 from searcher.retrain import retrain
 
@@ -86,14 +88,8 @@ def search_curves(sizes: Sizes, out: Path, progress: bool) -> dict[str, pd.DataF
     plt = pyplot()
     fig, axes = plt.subplots(1, len(sizes.targets), figsize=(4 * len(sizes.targets), 3.4), squeeze=False)
     for ax, target in zip(axes[0], sizes.targets):
-        curves = pd.read_csv(out / "compare" / target / "curves.csv")
-        for strategy, grp in curves.groupby("strategy", sort=False):
-            wide = grp.pivot(index="evaluation", columns="seed", values="failures")
-            mean, sd = wide.mean(axis=1), wide.std(axis=1).fillna(0)
-            ax.plot(wide.index, mean, label=strategy)
-            ax.fill_between(wide.index, mean - sd, mean + sd, alpha=0.2)
+        plot_failure_curves(ax, pd.read_csv(out / "compare" / target / "curves.csv"))
         ax.set_title(target)
-        ax.set_xlabel("evaluations")
     axes[0][0].set_ylabel("failures found")
     axes[0][0].legend()
     save(fig, out / "fig4a.png", title="Fig. 4a: failures found, random vs Bayesian search (mean, 1 sd over seeds)")
@@ -128,8 +124,6 @@ def uniform_sample(sizes: Sizes, out: Path, seed: int) -> tuple[pd.DataFrame, di
     params = gen.space.sample(sizes.uniform_n, seed=seed)
     rows, images = [], {}
     for target in sizes.targets:
-        import targets
-
         objective = Objective(gen, targets.load(target))
         outcomes = objective.evaluate(params, seed=seed)
         images[target] = np.stack([o.image for o in outcomes])
@@ -159,12 +153,12 @@ def mean_faces(sample: pd.DataFrame, images: dict[str, np.ndarray], path: Path) 
     """Fig. 3: the mean face of each target's failures and successes; returns the mean skin
     type (Fitzpatrick group index) of each, to read the figure by."""
     plt = pyplot()
-    targets_ = list(images)
-    fig, axes = plt.subplots(2, len(targets_), figsize=(2.4 * len(targets_), 5.2), squeeze=False)
+    names = list(images)
+    fig, axes = plt.subplots(2, len(names), figsize=(2.4 * len(names), 5.2), squeeze=False)
     rows = []
-    for j, target in enumerate(targets_):
+    for j, target in enumerate(names):
         s = sample[sample["target"] == target].reset_index(drop=True)
-        for i, (name, mask) in enumerate((("failures", s["failure"] == True), ("successes", s["failure"] == False))):  # noqa: E712
+        for i, (name, mask) in enumerate((("failures", s["failure"].eq(True)), ("successes", s["failure"].eq(False)))):
             ax = axes[i][j]
             ax.axis("off")
             if mask.any():

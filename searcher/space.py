@@ -42,6 +42,7 @@ __all__ = [
     "Uniform",
     "ZeroInflated",
     "farthest_points",
+    "one_hot_weighted",
 ]
 
 Params = dict[str, Any]
@@ -516,13 +517,19 @@ class Cube:
         return self.snap(rng.random((n, self.dim)))
 
     def weighted(self, X: np.ndarray) -> np.ndarray:
-        """A copy of `X` with each one-hot block divided by sqrt(12), for distances between points:
-        another category then weighs as much as a typical difference in one continuous coordinate
-        (two uniform draws differ by 1/6 in mean square), so every parameter counts as one coordinate."""
-        X = np.array(X, dtype=float, copy=True).reshape(-1, self.dim)
-        for start, width in self.blocks:
-            X[:, start : start + width] /= np.sqrt(12.0)
-        return X
+        """`X` weighted for distances between points (`one_hot_weighted` with this cube's blocks)."""
+        return one_hot_weighted(np.asarray(X, float).reshape(-1, self.dim), self.blocks)
+
+
+def one_hot_weighted(X: np.ndarray, blocks: Sequence[tuple[int, int]]) -> np.ndarray:
+    """A copy of `X` with each one-hot block `(first column, width)` divided by sqrt(12), for
+    distances between points: another category then weighs as much as a typical difference in one
+    continuous coordinate (two uniform draws differ by 1/6 in mean square), so every parameter
+    counts as one coordinate."""
+    X = np.array(X, dtype=float, copy=True)
+    for start, width in blocks:
+        X[:, start : start + width] /= np.sqrt(12.0)
+    return X
 
 
 def farthest_points(X: np.ndarray, k: int) -> np.ndarray:

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import difflib
 import math
+import re
 from collections.abc import Iterable, Sequence
 from typing import Any
 
@@ -24,7 +25,12 @@ import numpy as np
 
 from searcher.errors import ParameterError
 
-__all__ = ["check_choice", "check_int", "check_names", "check_number", "invalid"]
+__all__ = ["ENV_REFERENCE", "check_choice", "check_int", "check_names", "check_number", "invalid"]
+
+# A secret written as a reference to the environment variable holding it: "env:NAME", or with a
+# scheme before it, "Bearer env:NAME" (groups: the scheme or None, the variable's name). What may be
+# stored, printed or passed on a command line in place of the secret itself.
+ENV_REFERENCE = re.compile(r"^(?:(\S+) )?env:(\w+)$")
 
 
 def invalid(name: str, expect: str, value: Any, *, what: str = "option", owner: str | None = None,

@@ -27,7 +27,6 @@ import math
 import numbers
 import os
 import random
-import re
 import tempfile
 import threading
 import time
@@ -42,7 +41,7 @@ import numpy as np
 from PIL import Image
 
 from searcher.errors import ParameterError, TargetError
-from searcher.validation import check_choice, check_int, check_number
+from searcher.validation import ENV_REFERENCE, check_choice, check_int, check_number
 from targets.base import Predictions, check_images
 
 __all__ = ["BUDGET_EXHAUSTED", "METHODS", "SENDS", "HttpTarget"]
@@ -52,7 +51,6 @@ SENDS = ("base64-json", "raw", "multipart")
 HTTP_TASKS = ("detect", "classify")
 BUDGET_EXHAUSTED = "budget exhausted"
 ENV_PREFIX = "env:"
-_ENV_VALUE = re.compile(r"^(?:(\S+) )?env:(\w+)$")  # "env:NAME", or a scheme before it: "Bearer env:NAME"
 MAX_BACKOFF = 30.0  # seconds; the ceiling of one backoff draw
 
 Answer = dict[str, Any]  # {"label": ..., "score": float | None, "boxes": [[x0, y0, x1, y1], ...]}
@@ -151,7 +149,7 @@ class HttpTarget:
     @property
     def headers_shown(self) -> dict[str, str]:
         """The headers as safe to print: `env:NAME` references as written, literal values masked."""
-        return {k: v if _ENV_VALUE.match(v) else "***" for k, v in self._headers.items()}
+        return {k: v if ENV_REFERENCE.match(v) else "***" for k, v in self._headers.items()}
 
     @property
     def exhausted(self) -> bool:
@@ -191,7 +189,7 @@ class HttpTarget:
     def _resolved_headers(self) -> dict[str, str]:
         resolved = {}
         for name, value in self._headers.items():
-            match = _ENV_VALUE.match(value)
+            match = ENV_REFERENCE.match(value)
             if match:
                 scheme, var = match.groups()
                 if var not in os.environ:
@@ -268,7 +266,7 @@ class HttpTarget:
         """Reads a final response; caches it when it holds a valid answer."""
         if response.status_code >= 400:
             return f"HTTP {response.status_code}"
-        if response.is_redirect or not 200 <= response.status_code < 300:  # redirects are not followed: a POST would become a GET
+        if not 200 <= response.status_code < 300:  # a redirect: not followed, since a redirected POST would become a GET
             where = response.headers.get("location")
             return f"HTTP {response.status_code}" + (f" redirect to {where[:200]!r}: give that URL" if where else "")
         try:

@@ -1,20 +1,39 @@
 """Fixtures shared by several test modules."""
 
+import json
 import socket
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import httpx
 import pytest
 
 import generators
+from searcher.campaign import Campaign
 
 
 @pytest.fixture(scope="session")
 def latent():
     """`faces-latent` at 64 px: renders fast, same latent space."""
     return generators.load("faces-latent", resolution=64)
+
+
+@pytest.fixture(scope="session")
+def stored_campaign(tmp_path_factory):
+    """`stored_campaign(name, **settings)`: the directory `name` of a finished campaign with these
+    settings, run once per test session; tests read it and never write into it."""
+    made = {}
+
+    def make(name: str, **settings) -> Path:
+        key = json.dumps([name, settings], sort_keys=True)
+        if key not in made:
+            made[key] = tmp_path_factory.mktemp("campaigns") / name
+            Campaign(**settings, out=str(made[key])).run(progress=False)
+        return made[key]
+
+    return make
 
 
 def free_port() -> int:

@@ -36,6 +36,7 @@ from searcher.causal import UNIFORM_STRATEGIES
 from searcher.errors import ParameterError
 from searcher.figures.compare import plot_comparison
 from searcher.objective import FAILURE
+from searcher.space import one_hot_weighted
 
 __all__ = ["compare", "diversity", "failure_modes", "mode_labels", "new_failures"]
 
@@ -82,19 +83,14 @@ def mode_labels(runs: Sequence[pd.DataFrame], strategies: Sequence[str], modes: 
     other trial. Modes are Ward clusters of the uniform strategies' failures (of all campaigns' if
     none ran); each failure joins the nearest cluster centre.
 
-    `blocks` are the `(first column, width)` of the cube's one-hot blocks: they are scaled by
-    1/sqrt(12), so that another category weighs as much as a typical difference in one continuous
-    coordinate (the mean squared difference of two uniform draws, 1/6) and every parameter counts
-    as one coordinate. Weighted more, the clusters are the combinations of categories, and a search
-    that repeats one continuous cause of failure (overexposure, say) across every hair colour
-    looks as broad as random search (measured on dlib-cnn with 1/sqrt(2): a BO design that
+    `blocks` are the `(first column, width)` of the cube's one-hot blocks, scaled by 1/sqrt(12)
+    (`searcher.space.one_hot_weighted`: every parameter counts as one coordinate). Weighted more,
+    the clusters are the combinations of categories, and a search that repeats one continuous cause
+    of failure (overexposure, say) across every hair colour looks as broad as random search (measured on dlib-cnn with 1/sqrt(2): a BO design that
     counted failures per category only hit 13.6 modes against random's 15.0, and 4.0 with
     1/sqrt(12)).
     """
-    X = [_failures(t) for t in runs]
-    for x in X:
-        for start, width in blocks:
-            x[:, start : start + width] /= np.sqrt(12.0)
+    X = [one_hot_weighted(_failures(t), blocks) for t in runs]
     out = [np.full(len(t), -1) for t in runs]
     reference = [x for x, s in zip(X, strategies) if s in UNIFORM_STRATEGIES and len(x)] or [x for x in X if len(x)]
     if not reference:
@@ -119,10 +115,10 @@ def _one_hot_blocks(generator: str, options: dict[str, Any]) -> list[tuple[int, 
 
 def _run_one(kwargs: dict[str, Any], progress: bool = False) -> str:
     """Runs (or resumes) one campaign of the comparison; its bar is labelled by its run name."""
-    from searcher.campaign.loop import run
+    from searcher.campaign.loop import run_or_resume
 
     campaign = Campaign(**kwargs)
-    run(campaign, progress=progress, resume=(Path(campaign.out) / "campaign.sqlite").exists(), desc=Path(campaign.out).name)
+    run_or_resume(campaign, progress=progress, desc=Path(campaign.out).name)
     return campaign.out
 
 

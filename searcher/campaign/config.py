@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -20,12 +19,11 @@ from searcher.campaign.executors import EXECUTORS
 from searcher.errors import ParameterError
 from searcher.objective import LOSSES, ObjectiveSpec
 from searcher.space import Space
-from searcher.validation import check_choice, check_int, check_number
+from searcher.validation import ENV_REFERENCE, check_choice, check_int, check_number
 
 __all__ = ["CUBES", "CampaignConfig", "search_space"]
 
 CUBES = ("prior", "box")  # what a point of the unit cube means: prior quantiles, or the raw parameter box
-_ENV_VALUE = re.compile(r"^(?:\S+ )?env:\w+$")  # a header value a campaign may store: a reference, never the secret
 
 
 def search_space(space: Space, vary: Sequence[str] | None, fix: Mapping[str, Any] | None) -> tuple[Space, dict[str, Any]]:
@@ -143,7 +141,7 @@ class CampaignConfig:
         headers = self.target_options.get("headers")
         if isinstance(headers, Mapping):
             for name, value in headers.items():
-                if not (isinstance(value, str) and _ENV_VALUE.match(value)):
+                if not (isinstance(value, str) and ENV_REFERENCE.match(value)):
                     raise ParameterError(f"The header {name!r} in target_options holds a literal value, which the campaign would "
                                          "store in plain text in campaign.sqlite. Put it in an environment variable and write "
                                          "'env:NAME' (or 'Bearer env:NAME').")

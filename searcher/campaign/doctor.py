@@ -14,6 +14,8 @@ from pathlib import Path
 
 from PIL import Image
 
+from searcher.campaign.store import image_file
+
 __all__ = ["Checkup", "check_campaign"]
 
 _JSON_COLUMNS = ("params", "x", "boxes", "truth")
@@ -87,7 +89,7 @@ def check_campaign(directory: str | Path, decode: bool = False) -> Checkup:
             up.bad_rows.append(name)
         if image is None:
             continue
-        png = path / "images" / image[:2] / f"{image}.png"
+        png = image_file(path, image)
         if not png.is_file():
             up.missing.append(f"{name} ({png.relative_to(path)})")
         elif png.stat().st_size == 0 or decode and not _decodes(png):

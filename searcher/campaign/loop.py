@@ -33,7 +33,7 @@ from searcher.objective import Judge
 from searcher.space import Continuous, Space
 from searcher.strategies import Strategy, make_strategy
 
-__all__ = ["Campaign", "audited", "run"]
+__all__ = ["Campaign", "audited", "run", "run_or_resume"]
 
 _AUDIT_STREAM = 0xA0D17  # keys the audit sample's draws apart from the strategies'
 
@@ -107,7 +107,7 @@ class _Loop:
         todo = self.store.errored(self.campaign.retries + 1)
         if not todo:
             return 0, 0
-        outcomes = self.executor.evaluate([{**self.held, **params} for _, _, params, _, _, _ in todo], self.campaign.seed)
+        outcomes = self.executor.evaluate([params for _, _, params, _, _, _ in todo], self.campaign.seed)  # stored with the held values
         for (step, idx, _, x, source, attempts), (outcome, worker) in zip(todo, outcomes):
             self.store.add_trial(step, idx, x, outcome, worker, source, attempts + 1)
         return len(todo), sum(o.error is None for o, _ in outcomes)
@@ -219,3 +219,9 @@ def run(campaign: CampaignConfig, progress: bool = True, resume: bool = False, d
     result = CampaignResult(Path(campaign.out), loop.store.trials(), loop.store.config or {}, time.perf_counter() - start, retried)
     loop.store.close()
     return result
+
+
+def run_or_resume(campaign: CampaignConfig, progress: bool = True, desc: str | None = None) -> CampaignResult:
+    """Runs `campaign`, or resumes it when its directory already holds it (a rerun of the same
+    command picks up where a stopped one left off)."""
+    return run(campaign, progress=progress, resume=(Path(campaign.out) / "campaign.sqlite").exists(), desc=desc)

@@ -31,7 +31,7 @@ from PIL import Image
 from searcher.errors import ParameterError
 from searcher.objective import Outcome
 
-__all__ = ["SCHEMA_VERSION", "DirectoryLock", "Store"]
+__all__ = ["SCHEMA_VERSION", "DirectoryLock", "Store", "encode_png", "image_file"]
 
 SCHEMA_VERSION = 2
 
@@ -157,7 +157,7 @@ class Store:
         return pd.concat([df, params.add_prefix("param.")], axis=1)
 
     def image_path(self, digest: str) -> Path:
-        return self.dir / "images" / digest[:2] / f"{digest}.png"
+        return image_file(self.dir, digest)
 
     def load_image(self, digest: str) -> np.ndarray:
         """The stored image with content hash `digest`; a missing or unreadable file is a ParameterError naming it."""
@@ -170,9 +170,7 @@ class Store:
                                  "Every other trial is intact; re-run `searcher hunt` into a new --out to render it again.") from None
 
     def _save_image(self, image: np.ndarray) -> str:
-        buf = io.BytesIO()
-        Image.fromarray(np.asarray(image, np.uint8)).save(buf, format="PNG", compress_level=1)
-        data = buf.getvalue()
+        data = encode_png(image)
         digest = hashlib.sha256(data).hexdigest()
         path = self.image_path(digest)
         if not path.exists():
@@ -182,6 +180,18 @@ class Store:
                 fh.write(data)
             os.replace(tmp, path)
         return digest
+
+
+def encode_png(image: np.ndarray) -> bytes:
+    """The PNG bytes of an `H x W x 3` uint8 image, as a campaign stores it (compress level 1: fast)."""
+    buf = io.BytesIO()
+    Image.fromarray(np.asarray(image, np.uint8)).save(buf, format="PNG", compress_level=1)
+    return buf.getvalue()
+
+
+def image_file(directory: str | os.PathLike, digest: str) -> Path:
+    """Where the campaign in `directory` keeps the image with content hash `digest` (no store opened)."""
+    return Path(directory) / "images" / digest[:2] / f"{digest}.png"
 
 
 class DirectoryLock:

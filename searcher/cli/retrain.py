@@ -15,6 +15,7 @@ DESCRIPTION = ("For each seed, trains five arms with the target's own recipe: th
 
 
 def resume_hint(args: argparse.Namespace) -> str:
+    """What to type after Ctrl-C."""
     return "The search is stored in OUT/search and resumes; the models are trained again."
 
 

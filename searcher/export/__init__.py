@@ -87,28 +87,25 @@ def export(
     destinations = [out] + ([out.with_name(out.name + "-control")] if control else [])
     staging = Staging(destinations, overwrite)  # an existing --out fails before anything is read
     src = read_source(source)
-    try:
-        if fmt == "coco" and src.task != "detect":
-            raise ParameterError(f"--format coco labels face boxes and needs a detect target; {src.config.get('target')!r} is a "
-                                 f"{src.task} target. Use --format imagefolder or parquet.")
-        rows = select(src.rows, src.task, selection, limit, spread, band)
-        options = {"format": fmt, "select": selection, "max": limit, "spread": spread, "control": control, "band": band, "seed": seed}
-        meta = metadata(rows, src.task, "train")
-        result = ExportResult(out, meta)
-        with staging as (path, *control_path):
-            write(fmt, path, meta, (png for _, png in src.png(rows)))
-            (path / "README.md").write_text(readme(out, fmt, f"Hard examples: {selection} of {src.kind} {src.dir.name}", meta,
-                                                   str(src.dir), src.config, options))
-            if control:
-                crows, images = random_control(src, len(rows), seed)
-                cmeta = metadata(crows, src.task, "train")
-                write(fmt, control_path[0], cmeta, images)
-                (control_path[0] / "README.md").write_text(readme(destinations[1], fmt, f"Random control for {out.name}", cmeta,
-                                                                  str(src.dir), src.config, options))
-                result.control_out, result.control = destinations[1], cmeta
-            staging.commit()
-    finally:
-        src.close()
+    if fmt == "coco" and src.task != "detect":
+        raise ParameterError(f"--format coco labels face boxes and needs a detect target; {src.config.get('target')!r} is a "
+                             f"{src.task} target. Use --format imagefolder or parquet.")
+    rows = select(src.rows, src.task, selection, limit, spread, band)
+    options = {"format": fmt, "select": selection, "max": limit, "spread": spread, "control": control, "band": band, "seed": seed}
+    meta = metadata(rows, src.task, "train")
+    result = ExportResult(out, meta)
+    with staging as (path, *control_path):
+        write(fmt, path, meta, (png for _, png in src.png(rows)))
+        (path / "README.md").write_text(readme(out, fmt, f"Hard examples: {selection} of {src.kind} {src.dir.name}", meta,
+                                               str(src.dir), src.config, options))
+        if control:
+            crows, images = random_control(src, len(rows), seed)
+            cmeta = metadata(crows, src.task, "train")
+            write(fmt, control_path[0], cmeta, images)
+            (control_path[0] / "README.md").write_text(readme(destinations[1], fmt, f"Random control for {out.name}", cmeta,
+                                                              str(src.dir), src.config, options))
+            result.control_out, result.control = destinations[1], cmeta
+        staging.commit()
     return result
 
 

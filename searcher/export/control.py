@@ -8,8 +8,9 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from searcher.campaign.store import encode_png
 from searcher.errors import ParameterError
-from searcher.export.source import Source, encode_png
+from searcher.export.source import Source
 
 __all__ = ["CONTROLS", "random_control"]
 

@@ -8,7 +8,6 @@ renderers are deterministic, so they are the images the target saw).
 
 from __future__ import annotations
 
-import io
 import json
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
@@ -17,12 +16,11 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from PIL import Image
 
 from searcher.analysis.compare import mode_labels
 from searcher.analysis.transect_run import TRANSECT_CONFIG
 from searcher.campaign import CampaignConfig, load_campaign, search_space
-from searcher.campaign.store import Store
+from searcher.campaign.store import encode_png, image_file
 from searcher.errors import ParameterError
 from searcher.objective import FAILURE, Judge, Objective
 from searcher.space import Space
@@ -48,7 +46,7 @@ class Source:
     objective: Objective
     space: Space
     held: dict[str, Any] = field(default_factory=dict)
-    _stores: dict[str, Store] = field(default_factory=dict, repr=False)
+    campaigns: dict[str, Path] = field(default_factory=dict)  # campaign name -> its directory (where its images are)
 
     @property
     def task(self) -> str:
@@ -59,7 +57,7 @@ class Source:
         a campaign's stored files as they are, a transect run's images rendered again."""
         if self.kind != "transect":
             for pos, (name, digest) in enumerate(zip(rows["campaign"], rows["image"])):
-                path = self._stores[name].image_path(digest)
+                path = image_file(self.campaigns[name], digest)
                 try:
                     yield pos, path.read_bytes()
                 except OSError as exc:
@@ -74,15 +72,6 @@ class Source:
             for i, image in enumerate(batch.images):
                 yield start + i, encode_png(image)
 
-    def close(self) -> None:
-        for store in self._stores.values():
-            store.close()
-
-
-def encode_png(image: np.ndarray) -> bytes:
-    buf = io.BytesIO()
-    Image.fromarray(np.asarray(image, np.uint8)).save(buf, format="PNG", compress_level=1)
-    return buf.getvalue()
 
 
 def read_source(directory: str | Path) -> Source:
@@ -114,7 +103,6 @@ def _campaigns(path: Path, kind: str, dirs: Sequence[Path]) -> Source:
     config = CampaignConfig.from_dir(dirs[0])
     objective = config.spec().build()
     space, held = search_space(objective.generator.space, config.vary, config.fix)
-    stores = {d.name: Store(d) for d in dirs}
     parts = []
     runs = [r.trials for r in results]
     modes = mode_labels(runs, [r.config.get("strategy", "") for r in results], blocks=space.cube.blocks)
@@ -136,12 +124,10 @@ def _campaigns(path: Path, kind: str, dirs: Sequence[Path]) -> Source:
         parts.append(pd.concat([frame, _expand(t, "params").rename(columns=lambda c: c.replace("params.", "param.")),
                                 _expand(t, "truth")], axis=1))
     if not parts:
-        for store in stores.values():
-            store.close()
         raise ParameterError(f"{path} holds no evaluations yet; run the {kind} first.")
     rows = pd.concat(parts, ignore_index=True)
     rows["true_label"] = _true_labels(rows, objective.judge)
-    return Source(kind, path, rows, objective.judge, config.config(), objective, space, held, stores)
+    return Source(kind, path, rows, objective.judge, config.config(), objective, space, held, {d.name: d for d in dirs})
 
 
 def _true_labels(rows: pd.DataFrame, judge: Judge) -> list[Any]:
@@ -162,7 +148,7 @@ def _transects(path: Path) -> Source:
     gen = generators.load(config["generator"], resolution=config["resolution"])
     target = targets.load(config["target"], **dict(config.get("target_options") or {}))
     objective = Objective(gen, target, truth_column=config.get("truth_column"), cut=config.get("cut"), margin=0.0)
-    latents = np.load(path / "latents.npy")
+    latents = np.load(path / "latents.npy")[table["image"].to_numpy(int)]  # row i: the code of table row i
     names = list(gen.space.latent.names) if gen.space.latent is not None else []
     truth_cols = [c for c in table.columns if c not in ("transect", "image", "pruned", "target_label", "target_score", "target_error", "error")
                   and not c.startswith(("annot_", "value_", "idx_", "decision_"))]
@@ -174,11 +160,11 @@ def _transects(path: Path) -> Source:
         "strategy": "transect", "source": "transect",
         "prediction": table["target_label"], "score": table["target_score"], "loss": table["error"],
         "failure": table["error"] >= FAILURE, "mode": -1,
-        "x": list(latents[table["image"].to_numpy(int)]),
+        "x": list(latents),
         "image": table["image"], "transect": table["transect"],
         "error": table["target_error"], "excluded": np.where(kept, None, "pruned: " + pruned),
     })
-    params = pd.DataFrame(latents[table["image"].to_numpy(int)], columns=names).add_prefix("param.") if names else pd.DataFrame(index=table.index)
+    params = pd.DataFrame(latents, columns=names).add_prefix("param.") if names else pd.DataFrame(index=table.index)
     rows = pd.concat([rows, params, table[truth_cols].add_prefix("truth.")], axis=1)
     rows["true_label"] = _true_labels(rows, objective.judge)
     return Source("transect", path, rows, objective.judge, config, objective, gen.space, {})

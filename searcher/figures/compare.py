@@ -10,11 +10,22 @@ import pandas as pd
 
 from searcher.figures import pyplot, save
 
-__all__ = ["plot_comparison"]
+__all__ = ["plot_comparison", "plot_failure_curves"]
 
 
 def _label(strategy: str, alpha: Any) -> str:
     return strategy if alpha is None or pd.isna(alpha) else f"{strategy} (alpha {alpha:g})"
+
+
+def plot_failure_curves(ax: Any, curves: pd.DataFrame) -> None:
+    """Failures found against evaluations on `ax`: per strategy (and alpha) the mean over seeds and
+    a band of one standard deviation (`curves` as `compare` writes curves.csv)."""
+    for (strategy, alpha), grp in curves.groupby(["strategy", curves["alpha"].fillna(-1)], sort=False):
+        wide = grp.pivot(index="evaluation", columns="seed", values="failures")
+        mean, sd = wide.mean(axis=1), wide.std(axis=1).fillna(0)
+        ax.plot(wide.index, mean, label=_label(strategy, None if alpha == -1 else alpha))
+        ax.fill_between(wide.index, mean - sd, mean + sd, alpha=0.2)
+    ax.set_xlabel("evaluations")
 
 
 def plot_comparison(table: pd.DataFrame, curves: pd.DataFrame, out: Path) -> list[Path]:
@@ -23,13 +34,7 @@ def plot_comparison(table: pd.DataFrame, curves: pd.DataFrame, out: Path) -> lis
     plt = pyplot()
     paths = []
     fig, ax = plt.subplots(figsize=(6, 4))
-    for (strategy, alpha), grp in curves.groupby(["strategy", curves["alpha"].fillna(-1)], sort=False):
-        wide = grp.pivot(index="evaluation", columns="seed", values="failures")
-        mean, sd = wide.mean(axis=1), wide.std(axis=1).fillna(0)
-        label = _label(strategy, None if alpha == -1 else alpha)
-        ax.plot(wide.index, mean, label=label)
-        ax.fill_between(wide.index, mean - sd, mean + sd, alpha=0.2)
-    ax.set_xlabel("evaluations")
+    plot_failure_curves(ax, curves)
     ax.set_ylabel("failures found")
     ax.set_title("failures found (mean and 1 sd across seeds)")
     ax.legend()

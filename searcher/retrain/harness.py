@@ -102,10 +102,10 @@ def _hard_source(target: str | None, hard: str | Path | None, out: Path, budget:
     if target is None:
         raise ParameterError("retrain needs hard examples: give hard= (a campaign or comparison directory) or a target to search.")
     from searcher.campaign import Campaign
-    from searcher.campaign.loop import run
+    from searcher.campaign.loop import run_or_resume
 
-    campaign = Campaign(generator="faces", target=target, strategy=strategy, budget=budget, seed=0, out=str(out / "search"))
-    run(campaign, progress=progress, resume=(out / "search" / "campaign.sqlite").exists(), desc=f"{strategy} vs {target}")
+    run_or_resume(Campaign(generator="faces", target=target, strategy=strategy, budget=budget, seed=0, out=str(out / "search")),
+                  progress=progress, desc=f"{strategy} vs {target}")
     return read_source(out / "search")
 
 
@@ -162,31 +162,28 @@ def retrain(
     out.mkdir(parents=True, exist_ok=True)
 
     src = _hard_source(target, hard, out, budget, strategy, progress)
-    try:
-        if src.task != "classify" or [str(v) for v in src.judge.labels] != [str(v) for v in recipe.labels]:
-            raise ParameterError(f"The hard examples of {src.dir} judge {src.config.get('target')!r} ({src.task}, labels "
-                                 f"{list(src.judge.labels)}); the recipe trains labels {list(recipe.labels)}. Search the model you retrain.")
-        fails = select(src.rows, "classify", "failures")
-        k = min(n, len(fails))
-        notes = [] if k == n else [f"the search found {len(fails)} failures, fewer than n={n}: every added arm adds {k}"]
-        base0 = recipe.base(seeds[0])
-        size = base0.images.shape[1:3]
-        added: dict[str, Any] = {}
-        for arm, spread in (("hard", False), ("spread", True)):
-            if arm in arms:
-                rows = select(src.rows, "classify", "failures", limit=k, spread=spread)
-                added[arm] = _labelled(rows, [png for _, png in src.png(rows)], recipe.labels, size)
-        if "random" in arms:
-            rows, pngs = random_control(src, k, seed=0)
-            added["random"] = _labelled(rows, pngs, recipe.labels, size)
-    finally:
-        src.close()
+    if src.task != "classify" or [str(v) for v in src.judge.labels] != [str(v) for v in recipe.labels]:
+        raise ParameterError(f"The hard examples of {src.dir} judge {src.config.get('target')!r} ({src.task}, labels "
+                             f"{list(src.judge.labels)}); the recipe trains labels {list(recipe.labels)}. Search the model you retrain.")
+    fails = select(src.rows, "classify", "failures")
+    k = min(n, len(fails))
+    notes = [] if k == n else [f"the search found {len(fails)} failures, fewer than n={n}: every added arm adds {k}"]
+    base0 = recipe.base(seeds[0])
+    size = base0.images.shape[1:3]
+    added: dict[str, Any] = {}
+    for arm, spread in (("hard", False), ("spread", True)):
+        if arm in arms:
+            rows = select(src.rows, "classify", "failures", limit=k, spread=spread)
+            added[arm] = _labelled(rows, [png for _, png in src.png(rows)], recipe.labels, size)
+    if "random" in arms:
+        rows, pngs = random_control(src, k, seed=0)
+        added["random"] = _labelled(rows, pngs, recipe.labels, size)
 
     tests = recipe.tests()
     scores, groups = [], []
     with tqdm(total=len(seeds) * len(arms), desc="retraining", unit="model", disable=not progress) as bar:
         for seed in seeds:
-            base = recipe.base(seed)
+            base = base0 if seed == seeds[0] else recipe.base(seed)
             for arm in arms:
                 data = recipe.balanced(seed) if arm == "balanced" else base if arm == "base" else _concat(base, added[arm])
                 model = recipe.train(data, seed)

@@ -39,7 +39,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from searcher.errors import ParameterError
-from searcher.validation import check_int, check_number
+from searcher.validation import ENV_REFERENCE, check_int, check_number
 from targets.base import Target
 
 __all__ = ["Faults", "create_app", "is_loopback", "resolve_token", "serve"]
@@ -159,12 +159,13 @@ def resolve_token(token: str | None, host: str) -> str | None:
         if not is_loopback(host):
             raise ParameterError(f"--host {host} serves every machine that can reach this one. Require a token with "
                                  "--token env:NAME (clients send Authorization: Bearer <its value>; the http target: "
-                                 "--option headers.Authorization='Bearer env:NAME'), or bind 127.0.0.1.")
+                                 "headers={'Authorization': 'Bearer env:NAME'}), or bind 127.0.0.1.")
         return None
-    if not token.startswith("env:") or not token[4:]:
+    match = ENV_REFERENCE.match(token)
+    if match is None or match.group(1) is not None:
         raise ParameterError(f"--token must be env:NAME, the environment variable holding the token (a literal token shows in the "
                              f"process list and the shell history). Got {token[:4]!r}... instead.")
-    name = token[4:]
+    name = match.group(2)
     if not os.environ.get(name):
         raise ParameterError(f"--token reads the environment variable {name!r}, which is not set or empty.")
     return os.environ[name]

@@ -25,20 +25,16 @@ datasets = pytest.importorskip("datasets")
 
 
 @pytest.fixture(scope="module")
-def gender_campaign(tmp_path_factory):
+def gender_campaign(stored_campaign):
     """400 random evaluations of gender-cnn on 64 px faces (a few seconds): failures, successes, ambiguous truths."""
-    out = tmp_path_factory.mktemp("campaigns") / "gender"
-    Campaign(generator="faces", target="gender-cnn", strategy="random", budget=400, batch=50, seed=0, out=str(out),
-             generator_options={"resolution": 64}).run(progress=False)
-    return out
+    return stored_campaign("gender", generator="faces", target="gender-cnn", strategy="random", budget=400, batch=50, seed=0,
+                           generator_options={"resolution": 64})
 
 
 @pytest.fixture(scope="module")
-def haar_campaign(tmp_path_factory):
-    out = tmp_path_factory.mktemp("campaigns") / "haar"
-    Campaign(generator="faces", target="haar-face", strategy="random", budget=60, batch=20, seed=1, out=str(out),
-             generator_options={"resolution": 96}).run(progress=False)
-    return out
+def haar_campaign(stored_campaign):
+    return stored_campaign("haar", generator="faces", target="haar-face", strategy="random", budget=60, batch=20, seed=1,
+                           generator_options={"resolution": 96})
 
 
 def _pixels(png: bytes) -> np.ndarray:

@@ -10,7 +10,7 @@ from sklearn.linear_model import LogisticRegression
 from sklearn.metrics import balanced_accuracy_score
 
 import searcher
-from searcher.campaign import Campaign, load_campaign
+from searcher.campaign import load_campaign
 from searcher.cli import main
 from searcher.errors import ParameterError
 from searcher.retrain import ARMS, retrain
@@ -19,12 +19,10 @@ from targets.trained import GenderCNN
 
 
 @pytest.fixture(scope="module")
-def hard(tmp_path_factory):
+def hard(stored_campaign):
     """150 random evaluations of gender-cnn on 64 px faces: about 70 failures."""
-    out = tmp_path_factory.mktemp("retrain") / "search"
-    Campaign(generator="faces", target="gender-cnn", strategy="random", budget=150, batch=50, seed=0, out=str(out),
-             generator_options={"resolution": 64}).run(progress=False)
-    return out
+    return stored_campaign("search", generator="faces", target="gender-cnn", strategy="random", budget=150, batch=50, seed=0,
+                           generator_options={"resolution": 64})
 
 
 @dataclass
