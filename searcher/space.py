@@ -4,7 +4,10 @@ A :class:`Space` holds continuous, integer and categorical parameters and option
 block (dimension D, standard-normal prior, searched inside the box ``[-bound, bound]^D``).
 Strategies work in the unit cube: continuous and integer parameters map linearly, categoricals
 map to one-hot blocks (the conditioning vector of McDuff et al., 003_cc490b638f1b9b67.txt) and
-decode by argmax, latent coordinates map linearly from the box.
+decode by argmax, latent coordinates map linearly from the box. A space made with
+``prior_cube=True`` (a campaign's default, `--cube prior`) reads its cube as quantiles of the
+prior instead: continuous and latent coordinates through the inverse CDF, one-hot blocks by a
+prior-weighted argmax, so that a uniform point of the cube is a draw from the everyday prior.
 
 Example:
     >>> space = Space([Continuous("yaw", -75, 75), Categorical("eyewear", ("none", "glasses"))])
@@ -43,6 +46,7 @@ __all__ = [
     "ZeroInflated",
     "farthest_points",
     "one_hot_weighted",
+    "prior_argmax",
 ]
 
 Params = dict[str, Any]
@@ -270,6 +274,21 @@ class Categorical:
     def decode(self, block: np.ndarray) -> list[str]:
         return [self.choices[i] for i in np.argmax(block, axis=1)]
 
+    def decode_quantiles(self, block: np.ndarray) -> list[str]:
+        return [self.choices[i] for i in prior_argmax(block, self.probs)]
+
+
+def prior_argmax(block: np.ndarray, probs: Sequence[float] | None) -> np.ndarray:
+    """The choice of each row of a one-hot block read as quantiles of the prior `probs`:
+    argmax of ``log(u_i) / p_i`` (Efraimidis and Spirakis' weighted sampling key), so a block of
+    independent uniform draws picks choice i with probability p_i, while a one-hot vertex keeps
+    its choice and uniform `probs` (None) reduce to the plain argmax."""
+    block = np.clip(np.asarray(block, float), 0.0, 1.0)
+    if probs is None:
+        return np.argmax(block, axis=1)
+    with np.errstate(divide="ignore"):
+        return np.argmax(np.log(block) / np.asarray(probs, float), axis=1)
+
 
 @dataclass(frozen=True)
 class Latent:
@@ -320,6 +339,8 @@ class Space:
             in place, to add the dependencies of an everyday population (no beard on most
             feminine faces, say). It must keep every value valid; it affects `sample` only, never
             what the strategies may propose.
+        prior_cube: what a point of the unit cube means: quantiles of each parameter's prior
+            (True), so that uniform points are everyday draws, or the raw parameter box (False).
     """
 
     def __init__(
@@ -327,10 +348,12 @@ class Space:
         params: Iterable[Param] = (),
         latent: Latent | None = None,
         joint: Callable[[list[Params], np.random.Generator], None] | None = None,
+        prior_cube: bool = False,
     ) -> None:
         self.params: tuple[Param, ...] = tuple(params)
         self.latent = latent
         self.joint = joint
+        self.prior_cube = bool(prior_cube)
         names = [p.name for p in self.params] + (latent.names if latent else [])
         dupes = sorted({n for n in names if names.count(n) > 1})
         if dupes:
@@ -342,7 +365,8 @@ class Space:
 
     def __repr__(self) -> str:
         latent = f", latent={self.latent.dim}" if self.latent else ""
-        return f"Space({[p.name for p in self.params]}{latent})"
+        prior = ", prior_cube=True" if self.prior_cube else ""
+        return f"Space({[p.name for p in self.params]}{latent}{prior})"
 
     def __getitem__(self, name: str) -> Param:
         return self._by_name[name]
@@ -418,15 +442,16 @@ class Space:
             blocks.append((z + self.latent.bound) / (2 * self.latent.bound))
         return np.concatenate(blocks, axis=1) if rows else np.zeros((0, self.dim))
 
-    def from_unit(self, X: np.ndarray, quantiles: bool = False) -> list[Params]:
+    def from_unit(self, X: np.ndarray) -> list[Params]:
         """`n x dim` array (clipped to the unit cube) -> params dicts.
 
-        With `quantiles`, each continuous coordinate is a quantile of the parameter's prior and
-        each latent coordinate a quantile of N(0, 1) (clipped to the box): uniform points of the
-        cube are then draws from the everyday prior's marginals, so a search starts from ordinary
-        faces and conditions rather than from uniform extremes. Integers and categoricals decode
-        as without it.
+        In a prior cube (`prior_cube`), each continuous coordinate is a quantile of the parameter's
+        prior, each latent coordinate a quantile of N(0, 1) (clipped to the box) and each one-hot
+        block decodes by `prior_argmax`: uniform points of the cube are then draws from the
+        everyday prior's marginals, so a search starts from ordinary faces and conditions rather
+        than from uniform extremes. Integers (uniform priors) decode the same in both cubes.
         """
+        quantiles = self.prior_cube
         X = np.atleast_2d(np.asarray(X, float))
         if X.shape[1] != self.dim:
             raise ParameterError(f"Expected a `n x {self.dim}` array for {self!r}, got shape {X.shape}.")
@@ -436,7 +461,7 @@ class Space:
         layout = self.cube.columns
         for p, c in zip(self.params, layout):
             block = X[:, c.start : c.start + c.width]
-            columns[p.name] = p.decode_quantiles(block) if quantiles and isinstance(p, Continuous) else p.decode(block)
+            columns[p.name] = p.decode_quantiles(block) if quantiles and not isinstance(p, Integer) else p.decode(block)
         rows = [{name: col[i] for name, col in columns.items()} for i in range(len(X))]
         if self.latent:
             b = self.latent.bound
@@ -480,13 +505,15 @@ class Cube:
     columns, and what a strategy may propose there.
 
     :meth:`snap` maps any point of `[0, 1]^dim` to one a strategy may propose: each one-hot block to
-    its argmax vertex, each integer column to the centre of its cell, so that what a strategy asks,
-    what the campaign evaluates and what the model is told are the same point.
+    its argmax vertex (in a prior cube, its `prior_argmax` vertex), each integer column to the
+    centre of its cell, so that what a strategy asks, what the campaign evaluates and what the
+    model is told are the same point.
     """
 
     def __init__(self, space: Space) -> None:
         self.dim = space.dim
         self.columns: list[Column] = []
+        self._probs = [p.probs if space.prior_cube else None for p in space.params if isinstance(p, Categorical)]
         col = 0
         for p in space.params:
             kind = "categorical" if isinstance(p, Categorical) else "integer" if isinstance(p, Integer) else "continuous"
@@ -504,8 +531,8 @@ class Cube:
     def snap(self, X: np.ndarray) -> np.ndarray:
         """`n x dim` points -> the nearest proposable points (one-hot vertices, integer cell centres)."""
         X = np.clip(np.array(X, dtype=float, copy=True).reshape(-1, self.dim), 0.0, 1.0)
-        for start, width in self.blocks:
-            hot = np.argmax(X[:, start : start + width], axis=1)
+        for (start, width), probs in zip(self.blocks, self._probs):
+            hot = prior_argmax(X[:, start : start + width], probs)
             X[:, start : start + width] = 0.0
             X[np.arange(len(X)), start + hot] = 1.0
         for col, count in self.integers:

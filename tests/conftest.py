@@ -1,6 +1,7 @@
 """Fixtures shared by several test modules."""
 
 import json
+import shutil
 import socket
 import subprocess
 import sys
@@ -80,3 +81,21 @@ def serve_target(request):
         pytest.fail("serve-target did not answer /health within 20 s")
 
     return start
+
+
+CHROMIUM_MISSING = ("headless Chromium not found (no `chromium` on PATH): install the distribution's package with "
+                    "`apt-get install -y chromium` (.ci/run does so as root) to run the browser tests")
+
+
+@pytest.fixture(scope="session")
+def browser():
+    """Headless Chromium (the system's package, never a download) driven by Playwright; the test is
+    skipped with the reason where either is missing."""
+    sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is not installed: pip install -e '.[test]'")
+    executable = shutil.which("chromium") or shutil.which("chromium-browser")
+    if executable is None:
+        pytest.skip(CHROMIUM_MISSING)
+    with sync_api.sync_playwright() as playwright:
+        chromium = playwright.chromium.launch(executable_path=executable, args=["--no-sandbox"])
+        yield chromium
+        chromium.close()

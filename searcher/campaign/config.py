@@ -26,13 +26,16 @@ __all__ = ["CUBES", "CampaignConfig", "search_space"]
 CUBES = ("prior", "box")  # what a point of the unit cube means: prior quantiles, or the raw parameter box
 
 
-def search_space(space: Space, vary: Sequence[str] | None, fix: Mapping[str, Any] | None) -> tuple[Space, dict[str, Any]]:
+def search_space(space: Space, vary: Sequence[str] | None, fix: Mapping[str, Any] | None,
+                 cube: str = "prior") -> tuple[Space, dict[str, Any]]:
     """The sub-space a campaign searches, and the values it holds constant.
 
     `vary` names the parameters to search (default: all); `fix` pins values (validated); every
     other parameter stays at its default. A latent block is searched whole when `vary` is None
-    or names any of its coordinates.
+    or names any of its coordinates. `cube` (one of `CUBES`) says what a point of its unit cube
+    means: quantiles of the prior, or the raw parameter box.
     """
+    check_choice("cube", cube, CUBES)
     fix = dict(fix or {})
     names = {p.name for p in space.params} | set(space.latent.names if space.latent else [])
     for name in [*(vary or []), *fix]:
@@ -48,7 +51,7 @@ def search_space(space: Space, vary: Sequence[str] | None, fix: Mapping[str, Any
         latent = None
     if not chosen and latent is None:
         raise ParameterError("Nothing left to search: vary names no free parameter.")
-    sub = Space(chosen, latent)
+    sub = Space(chosen, latent, prior_cube=cube == "prior")
     held = {k: v for k, v in fixed.items() if k not in sub.names}
     return sub, held
 

@@ -67,7 +67,7 @@ class _Loop:
 
         self.campaign = c = campaign
         generator = generators.load(c.generator, **dict(c.generator_options))  # fails fast on a bad name
-        self.space, self.held = search_space(generator.space, c.vary, c.fix)
+        self.space, self.held = search_space(generator.space, c.vary, c.fix, c.cube)
         options = dict(c.strategy_options)
         if c.alpha is not None:
             options["alpha"] = c.alpha
@@ -146,7 +146,7 @@ class _Loop:
         todo = [i for i in range(n) if i not in have]
         if not todo:
             return 0
-        params = self.space.from_unit(X, quantiles=self.campaign.cube == "prior")
+        params = self.space.from_unit(X)
         outcomes = self.executor.evaluate([{**self.held, **params[i]} for i in todo], self.campaign.seed)
         for i, (outcome, worker) in zip(todo, outcomes):
             self.store.add_trial(step, i, X[i], outcome, worker, "audit" if i >= n - audit else "search")

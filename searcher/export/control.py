@@ -35,7 +35,7 @@ def random_control(source: Source, n: int, seed: int) -> tuple[pd.DataFrame, lis
             params = objective.generator.space.sample(draw, seed=int(rng.integers(2**31)))
         else:
             X = source.space.cube.uniform(rng, draw)
-            params = [{**source.held, **p} for p in source.space.from_unit(X, quantiles=source.config.get("cube", "prior") == "prior")]
+            params = [{**source.held, **p} for p in source.space.from_unit(X)]
         for outcome in objective.evaluate(params, seed=render_seed):
             right = objective.judge.true_label(outcome.truth)
             if right is None or len(rows) >= n:

@@ -102,7 +102,7 @@ def _campaigns(path: Path, kind: str, dirs: Sequence[Path]) -> Source:
     results = [load_campaign(d) for d in dirs]
     config = CampaignConfig.from_dir(dirs[0])
     objective = config.spec().build()
-    space, held = search_space(objective.generator.space, config.vary, config.fix)
+    space, held = search_space(objective.generator.space, config.vary, config.fix, config.cube)
     parts = []
     runs = [r.trials for r in results]
     modes = mode_labels(runs, [r.config.get("strategy", "") for r in results], blocks=space.cube.blocks)

@@ -1,6 +1,7 @@
 import math
 
 import numpy as np
+import pandas as pd
 import pytest
 
 from searcher.errors import ParameterError
@@ -13,6 +14,7 @@ from searcher.space import (
     Space,
     TruncatedNormal,
     ZeroInflated,
+    prior_argmax,
 )
 
 
@@ -115,9 +117,9 @@ def test_quantile_decoding_follows_the_prior():
     from scipy import stats
 
     space = Space([Continuous("yaw", -75, 75, TruncatedNormal(0, 12)), Continuous("blur", 0, 4, ZeroInflated(0.6, Beta(1.1, 7)))],
-                  latent=Latent("z", 2))
+                  latent=Latent("z", 2), prior_cube=True)
     U = np.random.default_rng(0).random((3000, space.dim))
-    rows = space.from_unit(U, quantiles=True)
+    rows = space.from_unit(U)
     yaw = np.array([r["yaw"] for r in rows])
     ref = TruncatedNormal(0, 12).sample(np.random.default_rng(1), 3000, -75, 75)
     assert stats.ks_2samp(yaw, ref).pvalue > 0.01
@@ -126,3 +128,33 @@ def test_quantile_decoding_follows_the_prior():
     z = np.array([r["z0"] for r in rows])
     assert abs(z.std() - 1) < 0.1 and abs(z.mean()) < 0.1
     space.validate(rows)
+
+
+PRIOR = (0.74, 0.20, 0.06)
+
+
+@pytest.mark.parametrize("cube", ["prior", "box"])
+def test_a_prior_cube_draws_categories_from_their_prior(cube):
+    """Uniform points of a prior cube pick each category with its prior probability (chi-square
+    against the prior, after snapping, as a random search draws them); a box cube picks them
+    uniformly. Either way a one-hot vertex keeps its category, so what a strategy proposes is what
+    is rendered."""
+    from scipy import stats
+
+    space = Space([Categorical("eyewear", ("none", "glasses", "sunglasses"), PRIOR), Continuous("yaw", -75, 75)],
+                  prior_cube=cube == "prior")
+    X = space.cube.uniform(np.random.default_rng(0), 6000)
+    counts = pd.Series([r["eyewear"] for r in space.from_unit(X)]).value_counts().reindex(["none", "glasses", "sunglasses"])
+    expected = np.array(PRIOR if cube == "prior" else (1 / 3, 1 / 3, 1 / 3)) * len(X)
+    assert stats.chisquare(counts.to_numpy(), expected).pvalue > 0.01
+    vertices = np.eye(3)[[0, 1, 2, 2]]
+    X = np.column_stack([vertices, np.full(4, 0.5)])
+    assert np.array_equal(space.cube.snap(X), X)
+    assert [r["eyewear"] for r in space.from_unit(X)] == ["none", "glasses", "sunglasses", "sunglasses"]
+
+
+def test_prior_argmax_is_the_argmax_for_uniform_probs():
+    """With no prior (or a uniform one) the prior-weighted argmax is the plain argmax."""
+    block = np.random.default_rng(1).random((500, 4))
+    assert np.array_equal(prior_argmax(block, None), block.argmax(axis=1))
+    assert np.array_equal(prior_argmax(block, (0.25,) * 4), block.argmax(axis=1))
