@@ -138,7 +138,8 @@ class _Loop:
         """Evaluates and stores the trials of batch `step` not stored yet; returns the failures among them.
 
         Raises:
-            ParameterError: the campaign's first batch got no judgement at all (every trial a target
+            ParameterError: no trial of the batch got an answer from the target (a target that is
+                down or refuses the key), or the first batch got no judgement at all (every trial an
                 error or excluded as ambiguous): the rest of the budget would be spent the same way.
         """
         n = len(X)
@@ -150,8 +151,8 @@ class _Loop:
         outcomes = self.executor.evaluate([{**self.held, **params[i]} for i in todo], self.campaign.seed)
         for i, (outcome, worker) in zip(todo, outcomes):
             self.store.add_trial(step, i, X[i], outcome, worker, "audit" if i >= n - audit else "search")
-        if step == 0 and all(o.loss is None for o, _ in outcomes):
-            raise ParameterError(_unjudged([o for o, _ in outcomes], self.campaign))
+        if all(o.error is not None for o, _ in outcomes) or (step == 0 and all(o.loss is None for o, _ in outcomes)):
+            raise ParameterError(_unjudged([o for o, _ in outcomes], self.campaign, step))
         return sum(bool(o.failure) for o, _ in outcomes)
 
     def finish(self, step: int, X: np.ndarray, audit: int) -> None:
@@ -181,14 +182,15 @@ def _check_cut(judge: Judge, space: Space) -> None:
                              f"judged {side!r}. Choose a cut inside the range (e.g. {(p.low + p.high) / 2:g}).")
 
 
-def _unjudged(outcomes: list, campaign: CampaignConfig) -> str:
-    """Why a first batch got no judgement, and what to change."""
+def _unjudged(outcomes: list, campaign: CampaignConfig, step: int) -> str:
+    """Why a batch got no judgement, and what to change."""
     errors = [o.error for o in outcomes if o.error is not None]
+    batch = "the first batch" if step == 0 else f"batch {step + 1}"
     if errors:
-        return (f"Stopped after the first batch: {len(errors)} of {len(outcomes)} trials got no answer from the target "
-                f"{campaign.target!r} (first: {errors[0]}). Check the target (its URL, its key, that it runs), then "
-                f"`searcher hunt --resume {campaign.out}`.")
-    return (f"Stopped after the first batch: all {len(outcomes)} trials were excluded as ambiguous ({outcomes[0].excluded}): "
+        return (f"Stopped after {batch}: {len(errors)} of {len(outcomes)} trials got no answer from the target "
+                f"{campaign.target!r} (first: {errors[0]}), so the rest of the budget was not spent. Check the target "
+                f"(its URL, its key, that it runs), then `searcher hunt --resume {campaign.out}`: it asks again what got no answer.")
+    return (f"Stopped after {batch}: all {len(outcomes)} trials were excluded as ambiguous ({outcomes[0].excluded}): "
             f"the truth the target is judged by sits at its cut. Vary that attribute or fix it away from the cut "
             f"(--vary / --fix), or lower --margin.")
 

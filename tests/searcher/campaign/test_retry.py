@@ -76,3 +76,26 @@ def test_a_campaign_never_stores_a_literal_header_value(tmp_path):
     assert secret not in str(refused.value)
     for value in ("env:API_KEY", "Bearer env:API_KEY"):
         Campaign(generator="faces", target="http", target_options={"url": "http://127.0.0.1:9/predict", "headers": {"X": value}})
+
+
+def test_a_target_that_goes_down_stops_the_campaign_and_resume_finishes_it(tmp_path, monkeypatch):
+    """A service that stops answering after two batches: the third batch is all errors, the campaign
+    stops there instead of spending the other 16 evaluations on errors, and a resume once the
+    service is back asks those 8 again and finishes."""
+    real, seen = PlantedTarget.predict, []
+
+    def predict(self, images):
+        seen.append(len(images))
+        self.error_rate = 1.0 if sum(seen) > 16 else 0.0
+        return real(self, images)
+
+    monkeypatch.setattr(PlantedTarget, "predict", predict)
+    out = tmp_path / "c"
+    settings = {**PLANTED, "target_options": {}}
+    with pytest.raises(ParameterError, match=r"Stopped after batch 3: 8 of 8 trials got no answer .* rest of the budget was not spent"):
+        Campaign(**settings, out=str(out)).run(progress=False)
+    assert len(load_campaign(out).trials) == 24
+    monkeypatch.setattr(PlantedTarget, "predict", real)
+    _answered_now(monkeypatch)
+    result = Campaign.from_dir(out).run(progress=False, resume=True)
+    assert result.retried == (8, 8) and len(result.trials) == 40 and result.trials["error"].isna().all()
