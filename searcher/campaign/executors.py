@@ -53,14 +53,15 @@ class RayExecutor:
     name = "ray"
 
     def __init__(self, spec: ObjectiveSpec, workers: int = 2, address: str | None = None) -> None:
+        if address is not None:
+            check_reachable(address)  # whether or not this process already runs Ray: the address given must answer
+            _present_token(address)  # before Ray is imported: it reads its auth mode then
         try:
             import ray
         except ImportError as exc:
             raise PluginError("The ray executor needs Ray: pip install 'ray'") from exc
         self._ray = ray
         self.spec, self.workers = spec, int(workers)
-        if address is not None:
-            check_reachable(address)  # whether or not this process already runs Ray: the address given must answer
         if not ray.is_initialized():
             if address is None:
                 ray.init(num_cpus=max(self.workers, os.cpu_count() or 1), include_dashboard=False, log_to_driver=False)
@@ -68,10 +69,7 @@ class RayExecutor:
                 try:
                     ray.init(address=address, log_to_driver=False)
                 except (ConnectionError, RuntimeError) as exc:  # a port answered, but not a cluster this process can join
-                    reason = (str(exc).strip().splitlines() or [type(exc).__name__])[0][:200]
-                    raise ParameterError(f"Could not join the Ray cluster at {address!r}: {reason}. Pass the address `ray start "
-                                         "--head` printed (its node IP, not another name of the machine), or --ray-address "
-                                         "auto on a machine of the cluster.") from None
+                    raise ParameterError(_join_failure(address, exc)) from None
         self._actor_class = ray.remote(num_cpus=1)(_Worker)
         self._actors = [self._actor_class.remote(spec, f"ray-{i}") for i in range(self.workers)]
 
@@ -123,6 +121,35 @@ def check_reachable(address: str) -> None:
         socket.create_connection((host, port), timeout=3).close()
     except OSError as exc:
         raise ParameterError(f"No Ray cluster answers at {address!r} ({exc.strerror or exc}). {how}") from None
+
+
+_TOKEN_SOURCES = "RAY_AUTH_TOKEN, RAY_AUTH_TOKEN_PATH or ~/.ray/auth_token"
+
+
+def _present_token(address: str) -> None:
+    """Clusters that `ray start` makes ask for an authentication token; Ray presents it when it
+    finds the cluster itself ("auto") but not for an address given by hand, so a head joined by
+    its host:port fails. With a token at hand and no auth mode chosen, present it (a cluster
+    without authentication accepts it too)."""
+    if address == "auto" or "RAY_AUTH_MODE" in os.environ:
+        return
+    if os.environ.get("RAY_AUTH_TOKEN") or os.environ.get("RAY_AUTH_TOKEN_PATH") or os.path.isfile(os.path.expanduser("~/.ray/auth_token")):
+        os.environ["RAY_AUTH_MODE"] = "token"
+
+
+def _join_failure(address: str, exc: BaseException) -> str:
+    """One line on why `ray.init(address)` failed, with the remedy for the cause found in its chain."""
+    chain, cause = [], exc
+    while cause is not None:
+        chain.append(f"{type(cause).__name__}: {cause}")
+        cause = cause.__cause__ or cause.__context__
+    if any("AuthToken" in c or "AuthenticationError" in c for c in chain):
+        return (f"Could not join the Ray cluster at {address!r}: it asks for its authentication token. Give this machine the "
+                f"cluster's token ({_TOKEN_SOURCES}; `ray get-auth-token` prints it on the head) and set RAY_AUTH_MODE=token, "
+                "or use --ray-address auto on a machine of the cluster.")
+    reason = (str(exc).strip().splitlines() or [type(exc).__name__])[0][:200]
+    return (f"Could not join the Ray cluster at {address!r}: {reason}. Pass the address `ray start --head` printed, or "
+            "--ray-address auto on a machine of the cluster.")
 
 
 def make_executor(name: str | None, spec: ObjectiveSpec, workers: int = 1, address: str | None = None,
