@@ -16,8 +16,8 @@ from searcher.space import Categorical, Continuous, Integer, Latent, Space
 
 __version__ = "0.1.0"
 __all__ = ["Analysis", "Campaign", "CampaignResult", "Categorical", "Continuous", "Integer", "Latent", "ParameterError",
-           "PluginError", "SearcherError", "Space", "TargetError", "TransectRun", "VerificationRun", "analyze", "compare",
-           "export", "load_campaign", "retrain", "run_transects", "verify"]
+           "PluginError", "SearcherError", "Space", "TargetError", "TransectRun", "VerificationRun", "analyze", "annotate", "compare",
+           "export", "load_campaign", "report", "retrain", "run_transects", "verify"]
 
 # name -> module of the library calls behind the commands, imported when first asked for (PEP 562)
 _LAZY = {"compare": "searcher.analysis.compare", "Analysis": "searcher.analysis.subgroups", "analyze": "searcher.analysis.subgroups",
@@ -26,7 +26,7 @@ _LAZY = {"compare": "searcher.analysis.compare", "Analysis": "searcher.analysis.
 
 
 def __getattr__(name: str) -> Any:
-    if name in ("export", "retrain"):  # subpackages whose module object is callable: searcher.export(...) runs the export
+    if name in ("annotate", "export", "report", "retrain"):  # subpackages; export, report and retrain are callable: searcher.export(...) runs the export
         import importlib
 
         return importlib.import_module(f"searcher.{name}")

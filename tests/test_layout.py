@@ -17,14 +17,14 @@ ROOT = Path(__file__).resolve().parents[1]
 # searcher's rooms, lowest first; a room may import its own layer and the layers below it.
 LAYERS = [
     {"errors"},
-    {"validation", "registry", "causal"},
+    {"validation", "registry", "causal", "packages"},
     {"space"},
     {"objective"},
     {"strategies", "testing"},
     {"campaign", "serve"},
     {"figures"},
     {"analysis", "export"},
-    {"retrain"},
+    {"retrain", "report", "annotate"},
     {"cli", "__init__"},
 ]
 RANK = {room: i for i, rooms in enumerate(LAYERS) for room in rooms}

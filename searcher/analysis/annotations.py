@@ -6,9 +6,15 @@ in units of the attribute's dynamic range (Fig. 8), and prune images judged fake
 ambiguous middle range (Sec. 5.2.1). This module does the same with
 
 - **imported** ratings: a CSV with columns `image, attribute, annotator, value`, where `value` is
-  the level an annotator chose, 1 .. L on the attribute's scale (`read_annotations`);
+  the level an annotator chose, 1 .. L on the attribute's scale (`read_annotations`). People's
+  ratings of a run's images live in `DIR/annotations.csv` (`HUMAN_RATINGS`, written by the rating
+  page of `searcher annotate`, read by `human_ratings`); an annotator who rates an image's
+  attribute again changes their answer: the last row of an (image, attribute, annotator) wins;
 - **simulated** ratings from a generator's truth (`simulate_annotations`): each annotator reports
-  the level of truth + Gaussian noise, with a seeded bias of their own per attribute.
+  the level of truth + Gaussian noise, with a seeded bias of their own per attribute
+  (`searcher transect` writes its own to `DIR/simulated_annotations.csv`, `SIMULATED_RATINGS`).
+
+Where people rated, their ratings replace the simulated ones attribute by attribute (`overlay`).
 
 A level ``l`` of an L-level scale is the normalised score ``(l - 1) / (L - 1)`` in [0, 1], the
 paper's "normalized range" (so "Likely fake", level 4 of 5, is 0.75). `gender_presentation` keeps
@@ -28,6 +34,7 @@ import os
 import zlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import IO
 
 import numpy as np
@@ -39,10 +46,15 @@ from searcher.errors import ParameterError
 
 __all__ = [
     "COLUMNS",
+    "HUMAN_RATINGS",
+    "SIMULATED_RATINGS",
     "PruneReport",
     "aggregate",
+    "agreement",
+    "human_ratings",
     "krippendorff_alpha",
     "latent_fakeness",
+    "overlay",
     "prune",
     "read_annotations",
     "simulate_annotations",
@@ -51,6 +63,8 @@ __all__ = [
 ]
 
 COLUMNS = ("image", "attribute", "annotator", "value")
+HUMAN_RATINGS = "annotations.csv"  # people's ratings of a run directory's images (`searcher annotate`)
+SIMULATED_RATINGS = "simulated_annotations.csv"  # simulated ratings of a transect run's images (`searcher transect`)
 
 
 def _default_vocabulary() -> Vocabulary:
@@ -136,7 +150,9 @@ def latent_fakeness(z: np.ndarray) -> np.ndarray:
 def read_annotations(source: str | os.PathLike | IO[str], scales: Mapping[str, Scale] | None = None) -> pd.DataFrame:
     """Reads ratings from a CSV with columns `image, attribute, annotator, value` and checks them.
 
-    Every attribute needs a scale and every value must be a level 1 .. L of it.
+    Every attribute needs a scale and every value must be a level 1 .. L of it. An annotator may
+    rate the same image and attribute again (a corrected answer, appended to the file): the last
+    row of each (image, attribute, annotator) is the one returned.
     """
     scales = _scales(scales)
     table = pd.read_csv(source)
@@ -151,7 +167,29 @@ def read_annotations(source: str | os.PathLike | IO[str], scales: Mapping[str, S
             raise ParameterError(
                 f"Annotations of {attribute!r} must be levels 1 .. {scale.levels}. Got {bad.iloc[0]} (and {len(bad) - 1} more) instead."
             )
+    table = table.drop_duplicates(["image", "attribute", "annotator"], keep="last")
     return table.astype({"value": np.int64}).reset_index(drop=True)
+
+
+def human_ratings(directory: str | os.PathLike, scales: Mapping[str, Scale] | None = None) -> pd.DataFrame | None:
+    """People's ratings of the images of a run directory (`DIR/annotations.csv`), or None when nobody rated.
+
+    Numbered annotators are simulated ones (people's names start with a letter): a transect run
+    made before its simulated ratings moved to `SIMULATED_RATINGS` wrote them here, and they are
+    left out rather than taken for people's."""
+    path = Path(directory) / HUMAN_RATINGS
+    if not path.is_file():
+        return None
+    table = read_annotations(path, scales)
+    table = table[~table["annotator"].astype(str).str.fullmatch(r"\d+")]
+    return table.reset_index(drop=True) if len(table) else None
+
+
+def overlay(simulated: pd.DataFrame, human: pd.DataFrame) -> pd.DataFrame:
+    """People's ratings, plus the simulated ratings of the attributes nobody rated: for each attribute,
+    one source only, so a mean never mixes simulated annotators with people."""
+    rest = simulated[~simulated["attribute"].isin(set(human["attribute"]))]
+    return pd.concat([human[list(COLUMNS)], rest[list(COLUMNS)]], ignore_index=True)
 
 
 def write_annotations(annotations: pd.DataFrame, path: str | os.PathLike) -> None:
@@ -189,6 +227,26 @@ def wide(aggregated: pd.DataFrame, column: str = "score") -> pd.DataFrame:
     table = aggregated[column].unstack("attribute")
     table.columns.name = None
     return table
+
+
+def agreement(annotations: pd.DataFrame, scales: Mapping[str, Scale] | None = None) -> pd.DataFrame:
+    """How far annotators agree, per attribute (Sec. 4.3, Fig. 8): `annotators`, `images`, `ratings`,
+    `spread` (median per-image std, units of the dynamic range, over images rated twice or more),
+    `agreement` (mean fraction of an image's ratings equal to its mode) and Krippendorff's `alpha`.
+    """
+    per_image = aggregate(annotations, scales)
+    shared = per_image[per_image["n"] > 1]
+    grouped = annotations.groupby("attribute")
+    out = pd.DataFrame({
+        "annotators": grouped["annotator"].nunique(),
+        "images": grouped["image"].nunique(),
+        "ratings": grouped.size(),
+        "spread": shared.groupby("attribute")["spread"].median(),
+        "agreement": shared.groupby("attribute")["agreement"].mean(),
+        "alpha": krippendorff_alpha(annotations),
+    })
+    out.index.name = "attribute"
+    return out.reset_index()
 
 
 def krippendorff_alpha(annotations: pd.DataFrame) -> pd.Series:

@@ -19,14 +19,23 @@ trials are no population. Rates then come from the campaign's uniform audit samp
 description of the searched trials (files suffixed `_biased`). Trials whose target gave no answer
 or that were excluded as ambiguous are dropped and counted; a failure is a loss >= 0.5.
 
+People's ratings (DIR/annotations.csv, from `searcher annotate`) are used where they exist, as the
+paper uses its annotators' (Sec. 4.3, 5.2.1): images whose mean fakeness reaches "likely fake" are
+pruned; in a campaign, a rated attribute is the mean level people chose on its scale instead of
+the generator's truth (trials nobody rated on an analysed attribute are dropped and counted); in a
+transect run, people's ratings replace the simulated ones attribute by attribute before the images
+are pruned again (fakeness and the ambiguous ranges). Their agreement is reported as in Fig. 8.
+
 Writes to DIR/analysis (or --out): subgroups.csv, effects.csv, subgroups.png, effects.png; for
-transects also ate.csv, and sensitivity.csv with sensitivity.png when an axis has more than two levels.
+transects also ate.csv, and sensitivity.csv with sensitivity.png when an axis has more than two levels;
+with people's ratings also agreement.csv (per attribute) and ratings.csv (mean level per image).
 """
 
 from __future__ import annotations
 
 import dataclasses
 import itertools
+import json
 import warnings
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -36,6 +45,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from generators.base import Scale
+from searcher.analysis import annotations as ann
+from searcher.analysis.transect_run import TRANSECT_CONFIG
 from searcher.errors import ParameterError
 from searcher.objective import FAILURE
 from searcher.validation import check_int, check_names
@@ -57,9 +69,61 @@ class _Rows:
     default: list[str]
     note: str
     strategy: str | None = None
+    human: _Human | None = None
 
 
-def _campaign_rows(path: Path) -> _Rows:
+@dataclass
+class _Human:
+    """What people's ratings changed: the attributes whose values are their mean levels (campaigns),
+    the tables (agreement, ratings), the summary lines and, for transects, the images now pruned."""
+
+    rated: list[str]
+    tables: dict[str, pd.DataFrame]
+    lines: list[str]
+    pruned: pd.Series | None = None  # transects: which images are pruned now
+
+
+def _people(ratings: pd.DataFrame, scales: Mapping[str, Scale]) -> tuple[dict[str, pd.DataFrame], list[str]]:
+    """The tables `agreement` (per attribute) and `ratings` (mean level per image), and lines saying
+    whose ratings these are and how far they agree."""
+    means = ann.wide(ann.aggregate(ratings, scales), "mean")
+    agreement = ann.agreement(ratings, scales)
+    names = sorted(map(str, ratings["annotator"].unique()))
+    lines = [f"human ratings ({ann.HUMAN_RATINGS}) from {len(names)} annotator(s) ({', '.join(names)}): {len(ratings)} ratings "
+             f"of {ratings['image'].nunique()} images"]
+    lines += [f"  {r.attribute}: {r.images} image(s), {r.annotators} annotator(s)"
+              + (f", median spread {r.spread:.2f} of the range (Fig. 8)" if pd.notna(r.spread) else "")
+              + (f", Krippendorff alpha {r.alpha:.2f}" if pd.notna(r.alpha) else "") for r in agreement.itertuples()]
+    return {"agreement": agreement, "ratings": means.reset_index()}, lines
+
+
+def _pruned_images(ratings: pd.DataFrame, scales: Mapping[str, Scale], ambiguous: Mapping[str, tuple[float, float]]) -> pd.Index:
+    """The images `prune` drops (Sec. 5.2.1): mean fakeness >= "likely fake", 0.75 (when rated), then
+    scores in the `ambiguous` ranges of the attributes that were rated."""
+    scores = ann.wide(ann.aggregate(ratings, scales))
+    report = ann.prune(scores, max_fakeness=0.75 if "fakeness" in scores else None,
+                       ambiguous={a: r for a, r in ambiguous.items() if a in scores})
+    return scores.index.difference(report.kept)
+
+
+def _rated_campaign(frame: pd.DataFrame, images: pd.Series, ratings: pd.DataFrame, scales: Mapping[str, Scale],
+                    keep_pruned: bool) -> tuple[pd.DataFrame, _Human]:
+    """Campaign rows as people see them: a rated attribute is its mean level over annotators (NaN
+    where nobody rated it), and trials whose image people found unrealistic are dropped (kept with `keep_pruned`)."""
+    tables, lines = _people(ratings, scales)
+    means = tables["ratings"].set_index("image")
+    human = _Human([a for a in means.columns if a != "fakeness"], tables, lines)
+    frame = frame.assign(**{a: images.map(means[a]) for a in human.rated})
+    fake = images.isin(_pruned_images(ratings, scales, {}))
+    if fake.any():
+        human.lines.append(f"  {int(fake.sum())} judged trials whose image people rated likely fake "
+                           + ("kept (--keep-pruned)" if keep_pruned else "dropped (Sec. 5.2.1; --keep-pruned keeps them)"))
+    if human.rated:
+        human.lines.append(f"  {', '.join(human.rated)}: the mean level people chose (1 .. L of the scale), not the generator's truth")
+    return (frame if keep_pruned else frame[~fake]), human
+
+
+def _campaign_rows(path: Path, keep_pruned: bool) -> _Rows:
     from searcher.campaign import load_campaign
 
     result = load_campaign(path)
@@ -81,7 +145,12 @@ def _campaign_rows(path: Path) -> _Rows:
     default = [a for a in result.vocabulary.analysed if a in valid] or valid
     note = (f"{path}: campaign ({strategy}), {len(t)} trials; dropped {int(errors.sum())} with a target error and "
             f"{int(excluded.sum())} excluded as ambiguous; {int(keep.sum())} judged")
-    return _Rows("campaign", frame, valid, default, note, strategy)
+    ratings = ann.human_ratings(path, result.vocabulary.scales)
+    human = None
+    if ratings is not None:
+        frame, human = _rated_campaign(frame, t.loc[keep, "image"], ratings, result.vocabulary.scales, keep_pruned)
+        valid += [a for a in human.rated if a not in valid]
+    return _Rows("campaign", frame, valid, default, note, strategy, human)
 
 
 def _transect_rows(path: Path, keep_pruned: bool) -> _Rows:
@@ -91,6 +160,9 @@ def _transect_rows(path: Path, keep_pruned: bool) -> _Rows:
         raise ParameterError(f"{path / 'transects.csv'} lacks the transect, error or value_<attribute> columns; "
                              "write it with `searcher transect`.")
     pruned = t["pruned"].fillna("").ne("") if "pruned" in t.columns else pd.Series(False, index=t.index)
+    human = _rated_transects(path, t, axes)
+    if human is not None:
+        pruned = human.pruned
     failed = t["error"].isna()
     keep = ~failed & (keep_pruned | ~pruned)
     extra = [c for c in ("transect", "target_label", "target_score") if c in t.columns]
@@ -100,12 +172,37 @@ def _transect_rows(path: Path, keep_pruned: bool) -> _Rows:
             f"{len(t)} images; dropped {int(failed.sum())} with a target error and "
             + (f"kept {int((pruned & ~failed).sum())} pruned (--keep-pruned)" if keep_pruned
                else f"{int((pruned & ~failed).sum())} pruned") + f"; {int(keep.sum())} judged")
-    return _Rows("transects", frame, axes, axes, note)
+    return _Rows("transects", frame, axes, axes, note, human=human)
+
+
+def _rated_transects(path: Path, t: pd.DataFrame, axes: list[str]) -> _Human | None:
+    """People's ratings of a transect run, if any, and which images are pruned once they replace the
+    simulated ratings of the attributes they rated (`annotations.overlay`): pruned again as
+    `searcher transect` prunes (fakeness, then the ambiguous ranges it used), with the transects it
+    pruned for drift still pruned (and, without the simulated ratings to redo it from, every image
+    it pruned). A transect's attributes stay its design values."""
+    import generators
+
+    config = json.loads((path / TRANSECT_CONFIG).read_text()) if (path / TRANSECT_CONFIG).is_file() else {}
+    vocabulary = generators.vocabulary(config.get("generator", "faces"))
+    ratings = ann.human_ratings(path, vocabulary.scales)
+    if ratings is None:
+        return None
+    ambiguous = config.get("ambiguous", {a: r for a, r in vocabulary.ambiguous.items() if a in axes})
+    simulated = path / ann.SIMULATED_RATINGS
+    combined = ann.overlay(ann.read_annotations(simulated, vocabulary.scales), ratings) if simulated.is_file() else ratings
+    dropped = t["image"].isin(_pruned_images(combined, vocabulary.scales, {a: tuple(r) for a, r in ambiguous.items()}))
+    before = t["pruned"].fillna("") if "pruned" in t.columns else pd.Series("", index=t.index)
+    still = before.str.contains("transect") if simulated.is_file() else before.ne("")
+    tables, lines = _people(ratings, vocabulary.scales)
+    lines.append(f"  images pruned with people's ratings: {int(dropped.sum())} of {len(t)}"
+                 + ("" if simulated.is_file() else f" (no {ann.SIMULATED_RATINGS}: on top of those pruned before)"))
+    return _Human([], tables, lines, dropped | still)
 
 
 def _load(path: Path, keep_pruned: bool) -> _Rows:
     if (path / "campaign.sqlite").is_file():
-        return _campaign_rows(path)
+        return _campaign_rows(path, keep_pruned)
     if (path / "transects.csv").is_file():
         return _transect_rows(path, keep_pruned)
     where = "" if path.is_dir() else " (no such directory)"
@@ -269,13 +366,16 @@ def analyze(directory: str | Path, out: str | Path | None = None, attributes: Se
         biased: for an adaptive campaign, compute the tables on every judged trial, searched ones
             included, instead of on the audit sample (or, without one, instead of writing nothing);
             the files are suffixed `_biased` and the plot titles say so.
-        keep_pruned: transects: include the images and transects `searcher transect` pruned.
+        keep_pruned: include pruned images: transects, the images and transects `searcher transect`
+            (or people's ratings) pruned; campaigns, the images people rated likely fake.
 
     Returns:
         An `Analysis`: name -> table, `subgroups` (attribute, level, n, errors, rate, low, high) and `effects`
         (covariate, attribute, level, reference, coef, std, low, high) when written, for transects
-        `ate` and, with an axis of more than two steps and probability scores, `sensitivity`; empty
-        when an adaptive campaign has no audit sample and `biased` is False (nothing is written).
+        `ate` and, with an axis of more than two steps and probability scores, `sensitivity`; with
+        people's ratings (DIR/annotations.csv) `agreement` (per attribute) and `ratings` (mean level
+        per image); empty when an adaptive campaign has no audit sample and `biased` is False
+        (nothing is written).
         Its `summary()` says where the rates come from and what they are.
 
     Raises:
@@ -293,8 +393,15 @@ def analyze(directory: str | Path, out: str | Path | None = None, attributes: Se
     attrs = check_names(attributes, rows.valid, flag="--attributes") if attributes is not None else rows.default
     if not attrs:
         raise ParameterError(f"Give at least one attribute. Valid attributes: {', '.join(rows.valid)}.")
+    lines = [rows.note]
+    if rows.human is not None:
+        lines += rows.human.lines
+        unrated = rows.frame[[a for a in attrs if a in rows.human.rated]].isna().any(axis=1)
+        if unrated.any():
+            rows.frame = rows.frame[~unrated]
+            lines.append(f"  {int(unrated.sum())} judged trials nobody rated on {', '.join(a for a in attrs if a in rows.human.rated)} dropped")
     frame, suffix, why = _select(rows, biased)
-    lines = [rows.note, why]
+    lines.append(why)
     if frame is None:
         return Analysis({}, lines)
     if frame.empty:
@@ -302,7 +409,7 @@ def analyze(directory: str | Path, out: str | Path | None = None, attributes: Se
     transects = rows.kind == "transects"
     levels = {a: _levels(frame, a, None if transects else bins) for a in attrs}
     groups = [(a,) for a in attrs] + (list(itertools.combinations(attrs, 2)) if transects else [])
-    tables = {"subgroups": _subgroups(levels, frame, groups, biased)}
+    tables = {"subgroups": _subgroups(levels, frame, groups, biased), **(rows.human.tables if rows.human is not None else {})}
     k, n = int(frame[OUTCOME].sum()), len(frame)
     low, high = wilson_interval(k, n)
     lines.append(f"overall failure rate {k / n:.3f} [{low:.3f}, {high:.3f}] ({k} of {n})")

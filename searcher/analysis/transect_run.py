@@ -11,10 +11,16 @@ build `n` transects of `size` around projected base points (Algorithms 1 and 2),
 run the target on every image, annotate the transect images, and mark what the paper prunes:
 images rated likely fake or lying in an ambiguous range, and transects whose held attributes drifted.
 
+People's ratings of the transect images (`out/annotations.csv`, from `searcher annotate out`)
+replace the simulated ones of the attributes they rated when the run is made again into the same
+`out` (Sec. 4.3: human annotations are the ground truth of the transect images). The run must then
+render the very images they rated; other settings are refused before anything is overwritten.
+
 Writes to `out`: transects.csv (one row per image), hyperplanes.csv, drift.csv, axis_drift.csv,
-pruning.csv, annotations.csv (the transect images' simulated ratings, in the import format),
-latents.npy (row `image` of transects.csv), transect.json (the settings that render the images
-again, for `searcher export`) and transect_000.png .. (the first `sheets` transects).
+pruning.csv, simulated_annotations.csv (the transect images' simulated ratings, in the import
+format), latents.npy (row `image` of transects.csv), transect.json (the settings that render the
+images again, for `searcher export`, and the ambiguous ranges pruned, for `searcher analyze`) and
+transect_000.png .. (the first `sheets` transects).
 """
 
 from __future__ import annotations
@@ -29,6 +35,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from searcher.analysis.annotations import HUMAN_RATINGS
 from searcher.errors import ParameterError
 from searcher.objective import Judge
 from searcher.validation import check_choice, check_int, check_names
@@ -148,10 +155,10 @@ def run_transects(
     column = judge.truth_column
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
-    (out / TRANSECT_CONFIG).write_text(json.dumps({
-        "generator": generator, "resolution": resolution, "seed": seed, "target": target,
-        "target_options": dict(target_options or {}), "truth_column": column, "cut": judge.cut,
-        "attributes": list(attributes), "size": list(size), "n": n}, indent=2))
+    human = ann.human_ratings(out, vocabulary.scales)
+    config = {"generator": generator, "resolution": resolution, "seed": seed, "target": target,
+              "target_options": dict(target_options or {}), "truth_column": column, "cut": judge.cut,
+              "attributes": list(attributes), "size": list(size), "n": n, "ambiguous": {a: list(r) for a, r in ambiguous.items()}}
 
     # 1. the annotated fit set and the hyperplanes (Sec. 4.1.1)
     z_fit = np.random.default_rng([seed, 1]).standard_normal((fit_samples, gen.latent_dim))
@@ -166,10 +173,13 @@ def run_transects(
     else:
         data = truth_fit
     planes = tr.fit_hyperplanes(z_fit, data, fitted, binary=binary, seed=seed)
-    tr.hyperplane_table(planes).to_csv(out / "hyperplanes.csv", index=False)
 
     # 2. transects (Algorithms 1 and 2), rendered and judged batch by batch
     plan = tr.plan_transects(planes, attributes, size, n, steps, seed, orthogonalise=orthogonalise)
+    if human is not None:
+        _check_same_images(out, config, plan.latents)
+    (out / TRANSECT_CONFIG).write_text(json.dumps(config, indent=2))
+    tr.hyperplane_table(planes).to_csv(out / "hyperplanes.csv", index=False)
     per_transect = int(np.prod(size))
     shown = min(sheets, n) * per_transect
     truth_parts, judged, images = [], [], []
@@ -192,8 +202,10 @@ def run_transects(
     # 3. annotate the transect images, then prune as in Sec. 5.2.1, and transects that drifted
     ratings = ann.simulate_annotations(truth, [*fitted, *[a for a in ambiguous if a not in fitted], "fakeness"],
                                        annotators, scales=vocabulary.scales, seed=(seed, 2))
-    ann.write_annotations(ratings, out / "annotations.csv")
-    scores = ann.wide(ann.aggregate(ratings, vocabulary.scales))
+    ann.write_annotations(ratings, out / ann.SIMULATED_RATINGS)
+    if human is not None:
+        ratings = ann.overlay(ratings, human)
+    scores = ann.wide(ann.aggregate(ratings, vocabulary.scales)).reindex(truth.index)
     image_report = ann.prune(scores, ambiguous=ambiguous)
     held = [a for a in vocabulary.scales if a in truth.columns and a not in attributes and a != "fakeness"]
     measured = pd.concat([plan.table[["transect"]], truth[held]], axis=1)
@@ -222,7 +234,25 @@ def run_transects(
                       + [_verdict(r["target_label"], r["error"])] for _, r in rows.iterrows()]
             contact_sheet(pixels[rows["image"].to_numpy()], labels=labels, columns=size[-1]).save(out / f"transect_{t:03d}.png")
 
-    return TransectRun(table, planes, reports, _summary(planes, table, attributes, reports, out), out)
+    lines = _summary(planes, table, attributes, reports, out)
+    if human is not None:
+        lines.insert(1, f"human ratings ({HUMAN_RATINGS}) from {human['annotator'].nunique()} annotator(s) replace the simulated "
+                        f"ones of {', '.join(sorted(set(human['attribute'])))}")
+    return TransectRun(table, planes, reports, lines, out)
+
+
+def _check_same_images(out: Path, config: dict[str, Any], latents: np.ndarray) -> None:
+    """Refuses a run whose images differ from those people rated in `out` (their ratings name images
+    by row of latents.npy), before anything there is overwritten."""
+    previous = json.loads((out / TRANSECT_CONFIG).read_text()) if (out / TRANSECT_CONFIG).is_file() else {}
+    same = (out / "latents.npy").is_file() and all(previous.get(k) == config[k] for k in ("generator", "resolution", "seed"))
+    if same:
+        rated = np.load(out / "latents.npy")
+        same = rated.shape == latents.shape and np.allclose(rated, latents, rtol=0, atol=1e-9)
+    if not same:
+        raise ParameterError(f"{out} holds people's ratings ({out / HUMAN_RATINGS}) of the images of an earlier run, and these "
+                             f"settings render other images. Re-run with the settings in {out / TRANSECT_CONFIG} to use the "
+                             "ratings, or write to another --out.")
 
 
 def _verdict(label: Any, error: float) -> str:
@@ -240,5 +270,6 @@ def _summary(planes: dict, table: pd.DataFrame, attributes: Sequence[str], repor
     for a in attributes:
         rates = kept.groupby(f"value_{a}")["error"].mean()
         lines.append(f"  by {a}: " + ", ".join(f"{v:+.2f} -> {e:.3f}" for v, e in rates.items()))
-    lines.append(f"wrote {out}/transects.csv, hyperplanes.csv, drift.csv, axis_drift.csv, pruning.csv, annotations.csv, latents.npy, transect.json")
+    lines.append(f"wrote {out}/transects.csv, hyperplanes.csv, drift.csv, axis_drift.csv, pruning.csv, simulated_annotations.csv, "
+                 "latents.npy, transect.json")
     return lines

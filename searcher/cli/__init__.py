@@ -10,9 +10,11 @@
     searcher analyze runs/transects
     searcher verify -n 100 --out runs/verify
     searcher gallery runs/bo
+    searcher annotate runs/transects --attributes skin_tone,fakeness --annotator alice
     searcher doctor runs/bo                         what state a campaign directory is in
     searcher export runs/bo --out hard --max 200 --spread --control random
     searcher retrain --target gender-cnn --seeds 3 --out runs/retrain
+    searcher report runs/bo                         one self-contained HTML page of a run: runs/bo/report.html
     searcher serve-target dlib-hog --port 8000       a local target over HTTP, for the `http` target
 
 Each command module has `HELP` (and optionally `DESCRIPTION` and `resume_hint(args)`, printed
@@ -51,9 +53,11 @@ COMMANDS: dict[str, str] = {
     "verify": "verify",
     "analyze": "analyze",
     "gallery": "gallery",
+    "annotate": "annotate",
     "doctor": "doctor",
     "export": "export",
     "retrain": "retrain",
+    "report": "report",
 }
 
 

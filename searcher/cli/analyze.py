@@ -20,7 +20,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--seed", type=int, default=0, help="seed of the bootstrap (default: 0)")
     p.add_argument("--biased", action="store_true",
                    help="adaptive campaigns: tables on every trial, searched ones included, not on the audit sample (*_biased files)")
-    p.add_argument("--keep-pruned", action="store_true", help="transects: include pruned images")
+    p.add_argument("--keep-pruned", action="store_true",
+                   help="include pruned images: transects, and campaign images people rated likely fake (DIR/annotations.csv)")
 
 
 def run(args: argparse.Namespace) -> int:

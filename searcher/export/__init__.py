@@ -13,7 +13,6 @@ half-written: the export is staged beside `out` and renamed into place at the en
 
 from __future__ import annotations
 
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -26,6 +25,7 @@ from searcher.export.select import SELECTIONS, select
 from searcher.export.source import read_source
 from searcher.export.staging import Staging
 from searcher.export.writers import FORMATS, metadata, write
+from searcher.packages import answer_calls
 from searcher.validation import check_choice, check_int
 
 __all__ = ["CONTROLS", "FORMATS", "SELECTIONS", "ExportResult", "export"]
@@ -109,12 +109,4 @@ def export(
     return result
 
 
-class _CallableModule(type(sys)):
-    """`searcher.export(...)` calls `export`: importing this subpackage binds its name on `searcher`,
-    so the package itself answers the call (module `__class__` assignment, PEP 549's workaround)."""
-
-    def __call__(self, *args, **kwargs) -> ExportResult:  # noqa: ANN002, ANN003 - export's own signature
-        return export(*args, **kwargs)
-
-
-sys.modules[__name__].__class__ = _CallableModule
+answer_calls(__name__, export)

@@ -25,18 +25,10 @@ Wilson intervals; the spread over seeds is reported beside every mean.
 
 from __future__ import annotations
 
-import sys
-
+from searcher.packages import answer_calls
 from searcher.retrain.harness import ARMS, RetrainResult, retrain
 
 __all__ = ["ARMS", "RetrainResult", "retrain"]
 
 
-class _CallableModule(type(sys)):
-    """`searcher.retrain(...)` calls `retrain` (see searcher.export for why the package answers the call)."""
-
-    def __call__(self, *args, **kwargs) -> RetrainResult:  # noqa: ANN002, ANN003 - retrain's own signature
-        return retrain(*args, **kwargs)
-
-
-sys.modules[__name__].__class__ = _CallableModule
+answer_calls(__name__, retrain)

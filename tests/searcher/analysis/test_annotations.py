@@ -10,8 +10,11 @@ from generators.base import Scale
 from generators.faces.vocabulary import SCALES
 from searcher.analysis.annotations import (
     aggregate,
+    agreement,
+    human_ratings,
     krippendorff_alpha,
     latent_fakeness,
+    overlay,
     prune,
     read_annotations,
     simulate_annotations,
@@ -107,6 +110,37 @@ def test_csv_round_trip_and_validation(tmp_path, truth):
         read_annotations(io.StringIO("image,attribute,value\n1,age,2\n"))
     custom = read_annotations(io.StringIO("image,attribute,annotator,value\n1,wings,a,2\n"), scales={"wings": Scale(2)})
     assert aggregate(custom, {"wings": Scale(2)})["score"].tolist() == [1.0]
+
+
+def test_a_rerating_replaces_the_annotators_earlier_answer(tmp_path):
+    assert human_ratings(tmp_path) is None
+    (tmp_path / "annotations.csv").write_text("image,attribute,annotator,value\n"
+                                              "a,age,ann,2\na,age,bob,3\nb,age,ann,1\na,age,ann,5\n")
+    table = human_ratings(tmp_path)
+    assert sorted(map(tuple, table.to_numpy().tolist())) == [("a", "age", "ann", 5), ("a", "age", "bob", 3), ("b", "age", "ann", 1)]
+    assert aggregate(table).loc[("a", "age"), "n"] == 2
+    (tmp_path / "annotations.csv").write_text("image,attribute,annotator,value\n")
+    assert human_ratings(tmp_path) is None
+
+
+def test_simulated_ratings_left_in_annotations_csv_by_an_older_run_are_not_taken_for_people(tmp_path, truth):
+    write_annotations(simulate_annotations(truth, ["age"], n_annotators=3, seed=0), tmp_path / "annotations.csv")
+    assert human_ratings(tmp_path) is None
+    with open(tmp_path / "annotations.csv", "a") as f:
+        f.write("0,age,ann,2\n")
+    assert human_ratings(tmp_path).to_numpy().tolist() == [[0, "age", "ann", 2]]
+
+
+def test_people_replace_simulated_annotators_attribute_by_attribute(truth):
+    simulated = simulate_annotations(truth, ["skin_tone", "age"], n_annotators=3, seed=0)
+    people = pd.DataFrame({"image": [0, 0, 1], "attribute": "skin_tone", "annotator": ["ann", "bob", "ann"], "value": [6, 5, 1]})
+    both = overlay(simulated, people)
+    assert both[both["attribute"] == "skin_tone"].to_numpy().tolist() == people.to_numpy().tolist()
+    assert both[both["attribute"] == "age"].to_numpy().tolist() == simulated[simulated["attribute"] == "age"].to_numpy().tolist()
+    table = agreement(people).set_index("attribute").loc["skin_tone"]
+    assert (table["annotators"], table["images"], table["ratings"]) == (2, 2, 3)
+    assert table["spread"] == pytest.approx(0.5 / 5) and table["agreement"] == 0.5  # image 0 only: levels 6 and 5
+    assert table["alpha"] == pytest.approx(krippendorff_alpha(people)["skin_tone"])
 
 
 def test_pruning_counts_follow_the_paper_order():

@@ -1,0 +1,56 @@
+"""One self-contained HTML page per run, to open in a browser or hand to someone who will not run
+Python (`searcher report DIR`, `searcher.report(DIR)`).
+
+    report("runs/bo")               # a campaign -> runs/bo/report.html
+    report("demo")                  # a comparison (searcher compare): the table and figures per strategy
+    report("runs/transects")        # a transect run: grids, drift, treatment effects
+    report("runs/bo/analysis")      # the tables and plots an earlier `searcher analyze` wrote
+
+As fits the run: the configuration and a summary in words; failures against evaluations and the
+failure modes; galleries of failures and of successes with their parameters, filtered and sorted
+in the page; subgroup error rates with intervals and adjusted effects as `searcher analyze` finds
+them (or its reason when they are not valid); transect grids and drift tables. CSS, script, plots
+and thumbnails are inline and a Content-Security-Policy blocks every outside fetch: no CDN, no
+server. The page is built from the store each time, reading it only, so the report of a running
+campaign shows what has landed so far.
+"""
+
+from __future__ import annotations
+
+import tempfile
+from pathlib import Path
+
+from searcher.packages import answer_calls
+from searcher.report.build import KINDS, build, kind_of
+from searcher.report.page import render, write
+from searcher.validation import check_int
+
+__all__ = ["KINDS", "report"]
+
+
+def report(directory: str | Path, out: str | Path | None = None, limit: int = 400, n_boot: int = 200, seed: int = 0) -> Path:
+    """Writes the report of `directory` and returns where (default `directory/report.html`).
+
+    Args:
+        directory: a campaign, comparison, transect-run or analysis directory (see `KINDS`).
+        out: the HTML file to write instead.
+        limit: at most this many images in each gallery (failures, successes); over it, the most different ones.
+        n_boot, seed: bootstrap resamples of the logistic effects and their seed (`searcher analyze`
+            uses 1,000; fewer keep the report quick, and the page says how many).
+
+    Raises:
+        ParameterError: a bad value, or a directory that is none of the kinds (named, with what was expected).
+    """
+    check_int("limit", limit, 1, owner="report")
+    check_int("n_boot", n_boot, 0, owner="report")
+    check_int("seed", seed, 0, owner="report")
+    path = Path(directory)
+    kind = kind_of(path)
+    with tempfile.TemporaryDirectory(prefix="searcher-report-") as scratch:
+        page = build(path, kind, Path(scratch), limit, n_boot, seed)
+    dest = Path(out) if out is not None else path / "report.html"
+    write(render(page), dest)
+    return dest
+
+
+answer_calls(__name__, report)
