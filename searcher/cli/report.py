@@ -1,23 +1,27 @@
-"""`searcher report DIR`: one self-contained HTML page of a campaign, comparison, transect run or analysis."""
+"""`searcher report DIR`: one self-contained HTML page of a campaign, comparison, transect run, analysis,
+export or retraining."""
 
 from __future__ import annotations
 
 import argparse
 
-HELP = "one self-contained HTML report of a campaign, comparison, transect run or analysis directory"
+HELP = "one self-contained HTML report of a campaign, comparison, transect run, analysis, export or retraining directory"
 DESCRIPTION = ("Writes DIR/report.html and prints its path: the configuration and a summary in words, failures against "
                "evaluations and the failure modes, galleries of failures and successes (filter and sort them in the page), "
-               "subgroup error rates and effects as `searcher analyze` finds them, transect grids and drift, and for a "
-               "comparison the table and figures per strategy. Everything is inside the file (no CDN, no server); it "
+               "subgroup error rates and effects as `searcher analyze` finds them, transect grids and drift, for a "
+               "comparison the table and figures per strategy; for an export its README, counts per label, failure mode "
+               "and source and a gallery of its images; for a retraining the gains over the base, the scores and the "
+               "subgroup errors. Everything is inside the file (no CDN, no server); it "
                "reads the store only, so it can be built while a campaign runs.")
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("directory", metavar="DIR", help="a campaign (searcher hunt), comparison (searcher compare), transect run "
-                   "(searcher transect) or analysis (searcher analyze) directory")
+                   "(searcher transect), analysis (searcher analyze), export (searcher export) or retraining (searcher "
+                   "retrain) directory")
     p.add_argument("--out", help="the HTML file (default: DIR/report.html)")
     p.add_argument("--max", type=int, default=400, help="at most this many images per gallery; over it, the most different "
-                   "ones (default: 400)")
+                   "ones (in an export, its first ones; default: 400)")
     p.add_argument("--boot", type=int, default=200, help="bootstrap resamples of the logistic effects (default: 200)")
     p.add_argument("--seed", type=int, default=0, help="seed of the bootstrap (default: 0)")
 

@@ -5,11 +5,18 @@ Python (`searcher report DIR`, `searcher.report(DIR)`).
     report("demo")                  # a comparison (searcher compare): the table and figures per strategy
     report("runs/transects")        # a transect run: grids, drift, treatment effects
     report("runs/bo/analysis")      # the tables and plots an earlier `searcher analyze` wrote
+    report("hard")                  # an export (searcher export): its README, counts, its images
+    report("runs/gender500")        # a retraining (searcher retrain): gains, scores, subgroup errors
 
 As fits the run: the configuration and a summary in words; failures against evaluations and the
 failure modes; galleries of failures and of successes with their parameters, filtered and sorted
 in the page; subgroup error rates with intervals and adjusted effects as `searcher analyze` finds
-them (or its reason when they are not valid); transect grids and drift tables. CSS, script, plots
+them (or its reason when they are not valid); transect grids and drift tables. For an export
+(imagefolder, parquet or coco): its README.md, the images counted per label, failure mode and
+source, the random control beside it (`OUT-control`) counted, and a gallery of the images with
+their metadata columns. For a retraining: each added arm's gain over the base and the share of the
+gap to balanced closed (summary.md's own lines), the scores per arm and test set (mean ± sd over
+seeds), the subgroup errors with Wilson intervals, and retraining.png. CSS, script, plots
 and thumbnails are inline and a Content-Security-Policy blocks every outside fetch: no CDN, no
 server. The page is built from the store each time, reading it only, so the report of a running
 campaign shows what has landed so far.
@@ -32,9 +39,10 @@ def report(directory: str | Path, out: str | Path | None = None, limit: int = 40
     """Writes the report of `directory` and returns where (default `directory/report.html`).
 
     Args:
-        directory: a campaign, comparison, transect-run or analysis directory (see `KINDS`).
+        directory: a campaign, comparison, transect-run, analysis, export or retraining directory (see `KINDS`).
         out: the HTML file to write instead.
-        limit: at most this many images in each gallery (failures, successes); over it, the most different ones.
+        limit: at most this many images in each gallery (failures, successes); over it, the most different ones
+            (for an export, the first in its order).
         n_boot, seed: bootstrap resamples of the logistic effects and their seed (`searcher analyze`
             uses 1,000; fewer keep the report quick, and the page says how many).
 

@@ -12,16 +12,18 @@ import pandas as pd
 from searcher.campaign import load_campaign
 from searcher.errors import ParameterError
 from searcher.export.source import Source, read_source
-from searcher.report import campaigns, transects
+from searcher.report import campaigns, exported, retraining, transects
 from searcher.report.gallery import galleries, judged
 from searcher.report.page import Page, Section, Table, table
 from searcher.report.subgroups import analysis_section, written_section
 
 __all__ = ["KINDS", "build", "kind_of"]
 
-#: what a report can be of: the file that says a directory is one, and the command that writes it.
-KINDS = {"campaign": ("campaign.sqlite", "searcher hunt"), "comparison": ("runs/*/campaign.sqlite", "searcher compare"),
-         "transect run": ("transects.csv", "searcher transect"), "analysis": ("subgroups*.csv", "searcher analyze")}
+#: what a report can be of: the files that say a directory is one (any of them), and the command
+#: that writes it. The first kind whose file is there wins: a campaign stays a campaign whatever lies beside its store.
+KINDS = {"campaign": (("campaign.sqlite",), "searcher hunt"), "comparison": (("runs/*/campaign.sqlite",), "searcher compare"),
+         "transect run": (("transects.csv",), "searcher transect"), "analysis": (("subgroups*.csv",), "searcher analyze"),
+         "export": (tuple(exported.FILES.values()), "searcher export"), "retraining": (("scores.csv",), "searcher retrain")}
 
 
 def kind_of(path: Path) -> str:
@@ -30,12 +32,12 @@ def kind_of(path: Path) -> str:
     Raises:
         ParameterError: `path` is missing, or is none of them.
     """
-    for kind, (pattern, _) in KINDS.items():
-        if any(p.is_file() for p in path.glob(pattern)):
+    for kind, (patterns, _) in KINDS.items():
+        if any(p.is_file() for pattern in patterns for p in path.glob(pattern)):
             return kind
     where = " (no such directory)" if not path.exists() else " (not a directory)" if not path.is_dir() else ""
-    *others, last = (f"a{'n' if kind[0] in 'aeiou' else ''} {kind} ({pattern}, from `{command}`)"
-                     for kind, (pattern, command) in KINDS.items())
+    *others, last = (f"a{'n' if kind[0] in 'aeiou' else ''} {kind} ({' or '.join(patterns)}, from `{command}`)"
+                     for kind, (patterns, command) in KINDS.items())
     expected = f"{', '.join(others)} or {last}"
     raise ParameterError(f"Nothing to report at {path}{where}: expected {expected}.")
 
@@ -120,10 +122,37 @@ def _analysis_page(path: Path) -> Page:
     return Page(f"Analysis {path}", "analysis", str(path), summary, [], [section], _now())
 
 
+def _export_page(path: Path, limit: int) -> Page:
+    export = exported.read_export(path)
+    control = exported.control_of(export)
+    contents = Section("contents", "What it holds", [
+        "The exported images counted by their right label, their failure mode and where they came from (`source`: a search, "
+        "an audit sample, a random control)."], tables=exported.count_tables(export, control))
+    gallery = exported.export_gallery(export, limit)
+    sections = [contents, Section(f"gallery-{gallery.id}", gallery.title, [
+        "Every exported image with its metadata columns (click one): filter and sort them as a training pipeline would see them."],
+        gallery=gallery)]
+    if export.readme:
+        sections.append(Section("readme", "README.md", ["The README.md the export carries, as written:"], lines=[export.readme]))
+    heading = export.readme.partition("\n")[0].removeprefix("# ").strip() if export.readme.startswith("# ") else export.fmt
+    return Page(f"Export {path.resolve().name}: {heading}", "export", str(path), exported.export_summary(export, control), [],
+                sections, _now())
+
+
+def _retraining_page(path: Path) -> Page:
+    scores, groups = retraining.read_retraining(path)
+    return Page(f"Retraining {path.resolve().name}", "retraining", str(path), retraining.retraining_summary(scores),
+                retraining.retraining_config(scores), retraining.retraining_sections(path, scores, groups), _now())
+
+
 def build(path: Path, kind: str, scratch: Path, limit: int, n_boot: int, seed: int) -> Page:
     """The page of the `kind` directory `path`; `scratch` is an empty folder for the plots on their way in."""
     if kind in ("campaign", "comparison"):
         return _campaigns_page(path, kind, scratch, limit, n_boot, seed)
     if kind == "transect run":
         return _transect_page(path, scratch, limit, n_boot, seed)
+    if kind == "export":
+        return _export_page(path, limit)
+    if kind == "retraining":
+        return _retraining_page(path)
     return _analysis_page(path)

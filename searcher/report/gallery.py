@@ -1,5 +1,6 @@
-"""The galleries of a report: failures and successes as small JPEG thumbnails with every parameter
-and truth value of each, which the page's script filters (by failure mode, by attribute) and sorts.
+"""The galleries of a report: failures and successes (or the images of an export) as small JPEG
+thumbnails with every parameter and truth value of each, which the page's script filters (by
+failure mode, by attribute) and sorts.
 
 A gallery holds at most `limit` images, so a long campaign's report stays small: over the cap it
 shows the most different ones (farthest-point spread over the searched points, as `searcher
@@ -10,7 +11,7 @@ from __future__ import annotations
 
 import io
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -22,10 +23,11 @@ from searcher.export.source import Source
 from searcher.report.page import data_uri
 from searcher.space import farthest_points
 
-__all__ = ["THUMB", "Gallery", "galleries", "judged"]
+__all__ = ["THUMB", "Gallery", "galleries", "gallery", "judged", "named"]
 
 THUMB = 80  # thumbnail side in pixels: 2-4 KB of JPEG each
 _META = ("campaign", "strategy", "source", "mode", "prediction", "true_label", "loss", "score")
+_FACTS = {*_META, "evaluation", "transect", "trial", "label", "weight", "failure"}  # not attributes of the image
 
 
 @dataclass
@@ -76,12 +78,17 @@ def _attributes(rows: pd.DataFrame, kind: str) -> pd.DataFrame:
     meta = [c for c in _META if c in rows and c != first.name
             and not (c in ("campaign", "strategy", "source") and rows[c].nunique() == 1)
             and not (c == "score" and rows[c].isna().all()) and not (c == "mode" and (rows[c] < 0).all())]
-    params = [c for c in rows.columns if c.startswith("param.")] if kind != "transect" else []
-    names = {c.removeprefix("param.") for c in params}
-    extra = [c for c in rows.columns if (c.startswith("truth.") and c.removeprefix("truth.") not in names) or c.startswith("value_")]
-    out = pd.concat([first, rows[meta], rows[params + extra].rename(columns=lambda c: c.removeprefix("param.").removeprefix("truth."))],
-                    axis=1)
+    out = pd.concat([first, rows[meta], named(rows, params=kind != "transect")], axis=1)
     return out.loc[:, ~out.columns.duplicated()]
+
+
+def named(rows: pd.DataFrame, params: bool = True) -> pd.DataFrame:
+    """The `param.NAME` columns of `rows` (unless `params` is false), the `truth.NAME` columns no
+    parameter holds and a transect's `value_*` axis values, named plainly (`NAME`) as a reader filters on them."""
+    searched = [c for c in rows.columns if c.startswith("param.")] if params else []
+    names = {c.removeprefix("param.") for c in searched}
+    extra = [c for c in rows.columns if (c.startswith("truth.") and c.removeprefix("truth.") not in names) or c.startswith("value_")]
+    return rows[searched + extra].rename(columns=lambda c: c.removeprefix("param.").removeprefix("truth."))
 
 
 def _thumbnail(png: bytes) -> str:
@@ -107,10 +114,17 @@ def _gallery(src: Source, rows: pd.DataFrame, attrs: pd.DataFrame, gid: str, tit
         note = f"{limit} of {total} shown: the most different ones (farthest-point spread over the searched points)."
     else:
         note = f"All {total} shown." if total else "None."
-    images = [_thumbnail(png) for _, png in src.png(rows)]
     values = attrs.loc[rows.index]
     truth = rows[[c for c in rows.columns if c.startswith("truth.")]].rename(columns=lambda c: c.removeprefix("truth."))
     captions = [[_heading(v), *caption(t)] for (_, v), (_, t) in zip(values.iterrows(), truth.iterrows())]
+    return gallery(gid, title, (png for _, png in src.png(rows)), values, captions, note)
+
+
+def gallery(gid: str, title: str, pngs: Iterable[bytes], values: pd.DataFrame, captions: list[list[str]], note: str) -> Gallery:
+    """A gallery of `pngs` (as thumbnails), one row of `values` and one caption (lines) per image:
+    the columns of `values` are what the page's script filters and sorts on, and a `mode` column
+    (failure mode, -1 for none) fills the failure-mode menu, or is dropped when no image has one."""
+    images = [_thumbnail(png) for png in pngs]
     modes = sorted(int(m) for m in values.get("mode", pd.Series(dtype=int)).unique() if m >= 0)
     if not modes:
         values = values.drop(columns="mode", errors="ignore")
@@ -119,10 +133,11 @@ def _gallery(src: Source, rows: pd.DataFrame, attrs: pd.DataFrame, gid: str, tit
 
 
 def _examples(values: pd.DataFrame) -> list[str]:
-    """Two filter conditions that make sense here: a numeric attribute above its median, a category's most common value."""
-    attrs = values.iloc[:, list(values.columns).index("true_label") + 1:] if "true_label" in values else values
+    """Two filter conditions that make sense here: a numeric attribute of the images above its median,
+    a category's most common value (never a fact of the run or the judgement: loss, score, weight...)."""
+    attrs = values[[c for c in values.columns if c not in _FACTS]]
     numeric = [c for c in attrs if pd.api.types.is_numeric_dtype(attrs[c]) and attrs[c].nunique() > 2]
-    text = [c for c in attrs if attrs[c].dtype == object and 1 < attrs[c].nunique() < 10]
+    text = [c for c in attrs if not pd.api.types.is_numeric_dtype(attrs[c]) and 1 < attrs[c].nunique() < 10]
     out = [f"{numeric[0]}>{attrs[numeric[0]].median():.3g}"] if numeric else []
     return out + ([f"{text[0]}={attrs[text[0]].mode().iloc[0]}"] if text else [])
 

@@ -20,7 +20,7 @@ from searcher.export.source import Source, read_source
 from searcher.figures.retrain import plot_retraining
 from searcher.validation import check_int, check_names
 
-__all__ = ["ARMS", "RetrainResult", "retrain"]
+__all__ = ["ARMS", "RetrainResult", "gains", "retrain", "score_table", "summary_lines"]
 
 ARMS = ("base", "hard", "random", "spread", "balanced")
 
@@ -38,39 +38,58 @@ class RetrainResult:
 
     def table(self, metric: str = "balanced_accuracy") -> pd.DataFrame:
         """Mean and sd over seeds of `metric` per arm (rows, in `ARMS` order) and test set."""
-        t = self.scores.groupby(["arm", "test"], sort=False)[metric].agg(["mean", "std", "count"]).reset_index()
-        return t.sort_values("arm", key=lambda a: a.map({k: i for i, k in enumerate(ARMS)}), kind="stable").reset_index(drop=True)
+        return score_table(self.scores, metric)
 
     def gains(self, test: str | None = None) -> dict[str, float]:
-        """Balanced-accuracy gain over the base of each added arm, per seed then averaged, and
-        the share of the base-to-balanced gap that `hard` and `spread` close."""
-        s = self.scores[self.scores["test"] == (test or self.scores["test"].iloc[0])]
-        wide = s.pivot(index="seed", columns="arm", values="balanced_accuracy")
-        out: dict[str, float] = {}
-        if "base" not in wide:
-            return out
-        for arm in ("hard", "random", "spread", "balanced"):
-            if arm in wide:
-                out[f"gain_{arm}"] = float((wide[arm] - wide["base"]).mean())
-        if "balanced" in wide:
-            gap = out["gain_balanced"]
-            for arm in ("hard", "spread", "random"):
-                if arm in wide and gap:
-                    out[f"gap_closed_{arm}"] = out[f"gain_{arm}"] / gap
-        return out
+        """Balanced-accuracy gain over the base of each added arm and the share of the gap closed (see `gains`)."""
+        return gains(self.scores, test)
 
     def summary(self) -> str:
         lines = [f"retraining, {self.scores['seed'].nunique()} seeds, {self.n_added} images added per arm -> {self.out}", *self.notes]
-        table = self.table()
-        for test, grp in table.groupby("test", sort=False):
-            lines.append(f"{test} test set, balanced accuracy (mean +- sd over seeds):")
-            lines += [f"  {r['arm']:<9} {r['mean']:.1%} +- {0 if pd.isna(r['std']) else r['std']:.1%}" for _, r in grp.iterrows()]
-            g = self.gains(test)
-            if "gain_hard" in g and "gain_random" in g:
-                lines.append(f"  gain over base: hard {g['gain_hard']:+.1%}, spread {g.get('gain_spread', float('nan')):+.1%}, "
-                             f"random {g['gain_random']:+.1%}" + (f"; hard closes {g['gap_closed_hard']:.0%} of the gap to balanced"
-                                                                  if "gap_closed_hard" in g else ""))
-        return "\n".join(lines)
+        return "\n".join(lines + summary_lines(self.scores))
+
+
+def score_table(scores: pd.DataFrame, metric: str = "balanced_accuracy") -> pd.DataFrame:
+    """Mean and sd over seeds of `metric` per arm (rows, in `ARMS` order) and test set, from the
+    rows of scores.csv (arm x seed x test set)."""
+    t = scores.groupby(["arm", "test"], sort=False)[metric].agg(["mean", "std", "count"]).reset_index()
+    return t.sort_values("arm", key=lambda a: a.map({k: i for i, k in enumerate(ARMS)}), kind="stable").reset_index(drop=True)
+
+
+def gains(scores: pd.DataFrame, test: str | None = None) -> dict[str, float]:
+    """Balanced-accuracy gain over the base of each added arm on `test` (default: the first test
+    set), per seed then averaged, and the share of the base-to-balanced gap that `hard`,
+    `spread` and `random` close: `gain_ARM` and `gap_closed_ARM` (empty without a base)."""
+    s = scores[scores["test"] == (test or scores["test"].iloc[0])]
+    wide = s.pivot(index="seed", columns="arm", values="balanced_accuracy")
+    out: dict[str, float] = {}
+    if "base" not in wide:
+        return out
+    for arm in ("hard", "random", "spread", "balanced"):
+        if arm in wide:
+            out[f"gain_{arm}"] = float((wide[arm] - wide["base"]).mean())
+    if "balanced" in wide:
+        gap = out["gain_balanced"]
+        for arm in ("hard", "spread", "random"):
+            if arm in wide and gap:
+                out[f"gap_closed_{arm}"] = out[f"gain_{arm}"] / gap
+    return out
+
+
+def summary_lines(scores: pd.DataFrame) -> list[str]:
+    """The lines of summary.md that say what retraining bought, per test set: each arm's balanced
+    accuracy (mean +- sd over seeds), the gain of each added arm over the base and the share of
+    the gap to balanced that `hard` closes. A report quotes them as summary.md states them."""
+    lines = []
+    for test, grp in score_table(scores).groupby("test", sort=False):
+        lines.append(f"{test} test set, balanced accuracy (mean +- sd over seeds):")
+        lines += [f"  {r['arm']:<9} {r['mean']:.1%} +- {0 if pd.isna(r['std']) else r['std']:.1%}" for _, r in grp.iterrows()]
+        g = gains(scores, test)
+        if "gain_hard" in g and "gain_random" in g:
+            lines.append(f"  gain over base: hard {g['gain_hard']:+.1%}, spread {g.get('gain_spread', float('nan')):+.1%}, "
+                         f"random {g['gain_random']:+.1%}" + (f"; hard closes {g['gap_closed_hard']:.0%} of the gap to balanced"
+                                                              if "gap_closed_hard" in g else ""))
+    return lines
 
 
 def _labelled(rows: pd.DataFrame, pngs: Sequence[bytes], labels: Sequence[Any], size: tuple[int, int]) -> Any:

@@ -4,11 +4,8 @@ holding the store's own numbers, fetching nothing, with galleries that filter an
 from __future__ import annotations
 
 import html
-import json
 import shutil
 import sqlite3
-from html.parser import HTMLParser
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -21,16 +18,8 @@ from searcher.cli import main
 from searcher.errors import ParameterError
 from searcher.export.source import read_source
 from searcher.report import report
-from searcher.report.page import CSP
 
 BOOT = 20  # bootstrap resamples: the effects' numbers are not under test here
-
-
-@pytest.fixture(scope="module")
-def campaign(stored_campaign):
-    """60 random evaluations of the Haar detector (the export tests' campaign, shared within a session)."""
-    return stored_campaign("haar", generator="faces", target="haar-face", strategy="random", budget=60, batch=20, seed=1,
-                           generator_options={"resolution": 96})
 
 
 @pytest.fixture(scope="module")
@@ -49,54 +38,11 @@ def transects(tmp_path_factory):
     return out
 
 
-class _Page(HTMLParser):
-    """The parts of a report the tests look at: every tag with its attributes, and the sections' ids."""
-
-    def __init__(self, text: str) -> None:
-        super().__init__()
-        self.tags: list[tuple[str, dict[str, str]]] = []
-        self.feed(text)
-
-    def handle_starttag(self, tag, attrs):
-        self.tags.append((tag, {k: v or "" for k, v in attrs}))
-
-    def find(self, tag: str, **attrs: str) -> list[dict[str, str]]:
-        return [a for t, a in self.tags if t == tag and all(a.get(k.rstrip("_").replace("_", "-")) == v for k, v in attrs.items())]
-
-    @property
-    def ids(self) -> set[str]:
-        return {a["id"] for _, a in self.tags if "id" in a}
-
-
-def _read(path: Path) -> tuple[str, _Page]:
-    text = path.read_text()
-    return text, _Page(text)
-
-
-def _gallery(text: str, gid: str) -> dict:
-    """The JSON values behind a gallery."""
-    start = text.index(f'<script type="application/json" id="{gid}-data">') + len(f'<script type="application/json" id="{gid}-data">')
-    return json.loads(text[start : text.index("</script>", start)])
-
-
-def _assert_self_contained(text: str, page: _Page) -> None:
-    """The CSP is there and blocks outside fetches; every src is inline and every link stays in the page."""
-    (meta,) = page.find("meta", http_equiv="Content-Security-Policy")
-    assert meta["content"] == CSP and "default-src 'none'" in CSP and "img-src data:" in CSP
-    for tag, attrs in page.tags:
-        assert tag not in ("link", "iframe", "object", "embed", "base", "form"), f"<{tag}> in the page"
-        assert "srcset" not in attrs and "action" not in attrs
-        if "src" in attrs:
-            assert attrs["src"].startswith("data:"), f"<{tag} src={attrs['src'][:60]}>"
-        if "href" in attrs:
-            assert attrs["href"].startswith("#"), f"<{tag} href={attrs['href']}>"
-    assert "url(" not in text and "@import" not in text and "fetch(" not in text and "XMLHttpRequest" not in text
-
-
-def test_a_campaign_report_holds_the_stores_numbers(campaign, tmp_path):
+def test_a_campaign_report_holds_the_stores_numbers(campaign, read_report, tmp_path):
     path = report(campaign, out=tmp_path / "report.html", n_boot=BOOT)
-    text, page = _read(path)
-    _assert_self_contained(text, page)
+    page = read_report(path)
+    text = page.text
+    page.assert_self_contained()
     trials = load_campaign(campaign).trials
     fails = trials[(trials["loss"] >= 0.5) & trials["error"].isna()]
     oks = trials[(trials["loss"] < 0.5) & trials["error"].isna() & trials["excluded"].isna()]
@@ -104,7 +50,7 @@ def test_a_campaign_report_holds_the_stores_numbers(campaign, tmp_path):
     assert f"All {len(trials)} evaluations of its budget have landed: {len(fails)} failures at distinct points" in text
     assert "random search of the faces generator" in text and "haar-face target (detect)" in text
     # every failure and success is in its gallery, with its parameters
-    failures, successes = _gallery(text, "failures"), _gallery(text, "successes")
+    failures, successes = page.gallery("failures"), page.gallery("successes")
     assert len(failures["rows"]) == len(fails) == text.count('class="item"') - len(oks) and len(successes["rows"]) == len(oks)
     got = pd.DataFrame(failures["rows"], columns=failures["columns"])
     assert got["eyewear"].tolist() == fails["param.eyewear"].tolist()
@@ -120,53 +66,57 @@ def test_a_campaign_report_holds_the_stores_numbers(campaign, tmp_path):
     assert "Failure rate by subgroup, with 95% Wilson intervals" in text and "Logistic effects on failure" in text
 
 
-def test_a_running_campaign_shows_what_has_landed(campaign, tmp_path):
+def test_a_running_campaign_shows_what_has_landed(campaign, read_report, tmp_path):
     running = tmp_path / "running"
     shutil.copytree(campaign, running, ignore=shutil.ignore_patterns("report.html", "analysis"))
     with sqlite3.connect(running / "campaign.sqlite") as db:  # as if batches 1 and 2 were still to come
         db.execute("DELETE FROM trials WHERE step >= 1")
         db.execute("DELETE FROM steps WHERE step >= 1")
     trials = load_campaign(running).trials
-    text, _ = _read(searcher.report(running, n_boot=BOOT))  # the package is callable, as searcher.export is
+    page = read_report(searcher.report(running, n_boot=BOOT))  # the package is callable, as searcher.export is
+    text = page.text
     assert len(trials) == 20 and "20 of its 60 evaluations have landed so far" in text
     assert f"searcher hunt --resume {running}" in html.unescape(text)
-    assert len(_gallery(text, "failures")["rows"]) == int(((trials["loss"] >= 0.5) & trials["error"].isna()).sum())
+    assert len(page.gallery("failures")["rows"]) == int(((trials["loss"] >= 0.5) & trials["error"].isna()).sum())
 
 
-def test_a_comparison_report_has_the_table_the_figures_and_the_reason_for_no_rates(comparison, tmp_path):
-    text, page = _read(report(comparison, out=tmp_path / "cmp.html", n_boot=BOOT))
-    _assert_self_contained(text, page)
+def test_a_comparison_report_has_the_table_the_figures_and_the_reason_for_no_rates(comparison, read_report, tmp_path):
+    page = read_report(report(comparison, out=tmp_path / "cmp.html", n_boot=BOOT))
+    text = page.text
+    page.assert_self_contained()
     table = pd.read_csv(comparison / "compare.csv")
     for row in table.itertuples():
         name = f"{row.strategy}-s{row.seed}"
         assert f"<td>{name}</td><td>{row.strategy}</td>" in text
     assert "A comparison of random, bo" in text or "A comparison of bo, random" in text
     assert "Distinct failures found against evaluations: mean over seeds" in text and "per strategy: mean and one sd" in text
-    failures = pd.DataFrame(_gallery(text, "failures")["rows"], columns=_gallery(text, "failures")["columns"])
+    failures = pd.DataFrame(page.gallery("failures")["rows"], columns=page.gallery("failures")["columns"])
     assert failures.groupby("campaign").size().to_dict() == {f"{r.strategy}-s{r.seed}": r.failures for r in table.itertuples() if r.failures}
     # BO is adaptive and has no audit sample: the page says so in analyze's own words
     (reason,) = [line for line in analyze(comparison / "runs" / "bo-s0", out=tmp_path / "a").lines if line.startswith("no rates")]
     assert reason in html.unescape(text) and "rates from all 24 judged trials ('random' samples uniformly)" in html.unescape(text)
 
 
-def test_a_transect_report_has_the_grids_the_drift_and_the_effects(transects, tmp_path):
-    text, page = _read(report(transects, out=tmp_path / "t.html", n_boot=BOOT))
-    _assert_self_contained(text, page)
+def test_a_transect_report_has_the_grids_the_drift_and_the_effects(transects, read_report, tmp_path):
+    page = read_report(report(transects, out=tmp_path / "t.html", n_boot=BOOT))
+    text = page.text
+    page.assert_self_contained()
     table = pd.read_csv(transects / "transects.csv")
     kept = table[table["pruned"].astype(object).fillna("").eq("") & table["error"].notna()]
     assert {"grids", "drift", "subgroups", "gallery-failures", "gallery-successes"} <= page.ids
     assert text.count('<figure class="plot"><img src="data:image/png') >= len(list(transects.glob("transect_*.png"))) + 1
     assert "Drift along each axis" in text and "Drift of the held attributes" in text and "Treatment effects E^1 - E^0" in text
     assert "3 transects of 3 images along hair_length" in text and f"erred on {int(kept['error'].sum())} of the {len(kept)} kept" in text
-    shown = [pd.DataFrame(_gallery(text, g)["rows"], columns=_gallery(text, g)["columns"]) for g in ("failures", "successes")]
+    shown = [pd.DataFrame(page.gallery(g)["rows"], columns=page.gallery(g)["columns"]) for g in ("failures", "successes")]
     assert [len(s) for s in shown] == [int(kept["error"].sum()), int((kept["error"] == 0).sum())]
     assert "value_hair_length" in shown[0].columns
 
 
-def test_an_analysis_directory_reports_its_tables(campaign, tmp_path):
+def test_an_analysis_directory_reports_its_tables(campaign, read_report, tmp_path):
     analyze(campaign, out=tmp_path / "analysis", n_boot=BOOT)
-    text, page = _read(report(tmp_path / "analysis"))
-    _assert_self_contained(text, page)
+    page = read_report(report(tmp_path / "analysis"))
+    text = page.text
+    page.assert_self_contained()
     subgroups = pd.read_csv(tmp_path / "analysis" / "subgroups.csv")
     assert "Failure rate by subgroup" in text and f"<td>{subgroups['n'].iloc[0]}</td>" in text and "subgroups.csv" in text
 

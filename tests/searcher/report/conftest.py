@@ -1,0 +1,65 @@
+"""What every report test shares: the Haar campaign they report on, and reading a report back (its
+tags and sections, the values behind a gallery, the check that the page is self-contained)."""
+
+from __future__ import annotations
+
+import json
+from html.parser import HTMLParser
+from pathlib import Path
+
+import pytest
+
+from searcher.report.page import CSP
+
+
+class ReportPage(HTMLParser):
+    """The parts of a report the tests look at: its text, every tag with its attributes, and the sections' ids."""
+
+    def __init__(self, text: str) -> None:
+        super().__init__()
+        self.text = text
+        self.tags: list[tuple[str, dict[str, str]]] = []
+        self.feed(text)
+
+    def handle_starttag(self, tag, attrs):
+        self.tags.append((tag, {k: v or "" for k, v in attrs}))
+
+    def find(self, tag: str, **attrs: str) -> list[dict[str, str]]:
+        return [a for t, a in self.tags if t == tag and all(a.get(k.rstrip("_").replace("_", "-")) == v for k, v in attrs.items())]
+
+    @property
+    def ids(self) -> set[str]:
+        return {a["id"] for _, a in self.tags if "id" in a}
+
+    def gallery(self, gid: str) -> dict:
+        """The JSON values behind a gallery (`columns`, `rows`)."""
+        opening = f'<script type="application/json" id="{gid}-data">'
+        start = self.text.index(opening) + len(opening)
+        return json.loads(self.text[start : self.text.index("</script>", start)])
+
+    def assert_self_contained(self) -> None:
+        """The CSP is there and blocks outside fetches; every src is inline and every link stays in the page."""
+        (meta,) = self.find("meta", http_equiv="Content-Security-Policy")
+        assert meta["content"] == CSP and "default-src 'none'" in CSP and "img-src data:" in CSP
+        for tag, attrs in self.tags:
+            assert tag not in ("link", "iframe", "object", "embed", "base", "form"), f"<{tag}> in the page"
+            assert "srcset" not in attrs and "action" not in attrs
+            if "src" in attrs:
+                assert attrs["src"].startswith("data:"), f"<{tag} src={attrs['src'][:60]}>"
+            if "href" in attrs:
+                assert attrs["href"].startswith("#"), f"<{tag} href={attrs['href']}>"
+        text = self.text
+        assert "url(" not in text and "@import" not in text and "fetch(" not in text and "XMLHttpRequest" not in text
+
+
+@pytest.fixture(scope="module")
+def campaign(stored_campaign):
+    """60 random evaluations of the Haar detector (the export tests' campaign, shared within a session)."""
+    return stored_campaign("haar", generator="faces", target="haar-face", strategy="random", budget=60, batch=20, seed=1,
+                           generator_options={"resolution": 96})
+
+
+@pytest.fixture(scope="session")
+def read_report():
+    """`read_report(path)`: the report written at `path`, as a `ReportPage`."""
+    return lambda path: ReportPage(Path(path).read_text())
