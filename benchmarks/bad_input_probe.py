@@ -16,7 +16,6 @@ import argparse
 import os
 import shutil
 import signal
-import socket
 import sqlite3
 import subprocess
 import sys
@@ -25,6 +24,8 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from searcher.testing.ports import free_port
 
 FAST = ["--generator-option", "resolution=64", "--no-progress"]
 PLANTED = ["--generator", "planted", "--target", "planted", "--budget", "8", "--batch", "4", "--no-progress"]
@@ -39,12 +40,6 @@ class Case:
     check: Callable[[Path, str], str | None] | None = None  # returns what went wrong, or None
     signal_after: float | None = None  # send SIGINT after this many seconds (Ctrl-C)
     env: dict[str, str] = field(default_factory=dict)
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def _cli(argv: list[str], cwd: Path, env: dict[str, str] | None = None, sigint_after: float | None = None) -> tuple[int, str, str]:
@@ -169,7 +164,7 @@ def main() -> int:
         if case.setup:
             case.setup(work)
         cwd = work / "elsewhere" if (work / "elsewhere").is_dir() else work
-        argv = [a.replace("{port}", str(_free_port())) for a in case.argv]
+        argv = [a.replace("{port}", str(free_port())) for a in case.argv]
         code, out, err = _cli(argv, cwd, case.env, case.signal_after)
         problem = "traceback" if "Traceback" in err else f"exit {code}, expected {case.expect}" if code != case.expect else None
         problem = problem or (case.check(work, err) if case.check else None)

@@ -9,7 +9,6 @@ upsampling, 64 px faces). The goal: 16 in flight gives at least 12x the rate of 
 from __future__ import annotations
 
 import argparse
-import socket
 import subprocess
 import sys
 import time
@@ -18,14 +17,13 @@ import httpx
 import numpy as np
 
 import generators
+from searcher.testing.ports import free_port
 from targets.http import HttpTarget
 
 
 def start_server(sleep: float) -> tuple[subprocess.Popen, str]:
     """`searcher serve-target dlib-hog` on a free loopback port; returns the process and /predict URL once healthy."""
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
+    port = free_port()
     cmd = [sys.executable, "-m", "searcher.cli", "serve-target", "dlib-hog", "--option", "upsample=0", "--port", str(port), "--sleep", str(sleep)]
     proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL)
     base = f"http://127.0.0.1:{port}"

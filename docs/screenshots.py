@@ -7,7 +7,6 @@
 from __future__ import annotations
 
 import shutil
-import socket
 import subprocess
 import sys
 import tempfile
@@ -19,6 +18,7 @@ from playwright.sync_api import sync_playwright
 
 import searcher
 from searcher.campaign import Campaign
+from searcher.testing.ports import free_port
 
 HERE = Path(__file__).parent
 
@@ -61,13 +61,6 @@ def annotate_png(browser, work: Path) -> None:
     finally:
         server.terminate()
         server.wait()
-
-
-def free_port() -> int:
-    """A loopback port nothing listens on (free when asked)."""
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def main() -> None:

@@ -2,7 +2,6 @@
 
 import json
 import shutil
-import socket
 import subprocess
 import sys
 import time
@@ -13,6 +12,7 @@ import pytest
 
 import generators
 from searcher.campaign import Campaign
+from searcher.testing.ports import free_port
 
 
 @pytest.fixture(scope="session")
@@ -35,12 +35,6 @@ def stored_campaign(tmp_path_factory):
         return made[key]
 
     return make
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 @pytest.fixture

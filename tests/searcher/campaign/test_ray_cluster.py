@@ -6,7 +6,6 @@ token it finds) and a token it cannot find is a one-line error that says where t
 
 import os
 import signal
-import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -16,6 +15,7 @@ import pytest
 
 from searcher.campaign import Campaign, load_campaign
 from searcher.campaign.executors import _join_failure
+from searcher.testing.ports import free_port
 
 RAY = str(Path(sys.executable).with_name("ray"))
 SETTINGS = ["--generator", "planted", "--target", "planted", "--strategy", "bo", "--budget", "16", "--batch", "4", "--seed", "1"]
@@ -37,9 +37,7 @@ def _processes_under(path: str) -> list[int]:
 def ray_head():
     """`host:port` of a Ray head of 2 CPUs started for this module in its own temporary directory,
     whose processes (and only those: `ray stop` would stop every Ray of the machine) are killed after."""
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
+    port = free_port()
     temp = f"/tmp/rayhead{port}"  # short: Ray's socket paths live under it
     started = subprocess.run([RAY, "start", "--head", "--port", str(port), "--num-cpus", "2", "--include-dashboard", "false",
                               "--disable-usage-stats", "--temp-dir", temp], capture_output=True, text=True, timeout=180)
