@@ -19,7 +19,7 @@ import pandas as pd
 
 from searcher.analysis.compare import mode_labels
 from searcher.analysis.transect_run import TRANSECT_CONFIG
-from searcher.campaign import CampaignConfig, load_campaign, search_space
+from searcher.campaign import CampaignConfig, CampaignResult, load_campaign, search_space
 from searcher.campaign.store import encode_png, image_file
 from searcher.errors import ParameterError
 from searcher.objective import FAILURE, Judge, Objective
@@ -47,6 +47,7 @@ class Source:
     space: Space
     held: dict[str, Any] = field(default_factory=dict)
     campaigns: dict[str, Path] = field(default_factory=dict)  # campaign name -> its directory (where its images are)
+    results: list[CampaignResult] = field(default_factory=list)  # the campaigns as loaded for `rows` (one snapshot of each store)
 
     @property
     def task(self) -> str:
@@ -127,7 +128,7 @@ def _campaigns(path: Path, kind: str, dirs: Sequence[Path]) -> Source:
         raise ParameterError(f"{path} holds no evaluations yet; run the {kind} first.")
     rows = pd.concat(parts, ignore_index=True)
     rows["true_label"] = _true_labels(rows, objective.judge)
-    return Source(kind, path, rows, objective.judge, config.config(), objective, space, held, {d.name: d for d in dirs})
+    return Source(kind, path, rows, objective.judge, config.config(), objective, space, held, {d.name: d for d in dirs}, results)
 
 
 def _true_labels(rows: pd.DataFrame, judge: Judge) -> list[Any]:

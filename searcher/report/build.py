@@ -9,7 +9,6 @@ from pathlib import Path
 
 import pandas as pd
 
-from searcher.campaign import load_campaign
 from searcher.errors import ParameterError
 from searcher.export.source import Source, read_source
 from searcher.report import campaigns, exported, retraining, transects
@@ -69,7 +68,7 @@ def _errors(rows: pd.DataFrame) -> Section | None:
 
 def _campaigns_page(path: Path, kind: str, scratch: Path, limit: int, n_boot: int, seed: int) -> Page:
     src = read_source(path)
-    results = [load_campaign(d) for d in src.campaigns.values()]
+    results = src.results
     runs = campaigns.runs_table(results, src)
     curve = campaigns.curves(results)
     figures = campaigns.figures(runs, curve, scratch)
