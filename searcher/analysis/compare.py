@@ -22,7 +22,7 @@ search is its own cluster and every concentrated search looks narrow or broad by
 from __future__ import annotations
 
 import itertools
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -37,8 +37,9 @@ from searcher.errors import ParameterError
 from searcher.figures.compare import plot_comparison
 from searcher.objective import FAILURE
 from searcher.space import one_hot_weighted
+from searcher.strategies import STRATEGIES
 
-__all__ = ["compare", "diversity", "failure_modes", "mode_labels", "new_failures"]
+__all__ = ["compare", "diversity", "failure_modes", "mode_labels", "new_failures", "strategy_options"]
 
 
 def _repeated(trials: pd.DataFrame) -> np.ndarray:
@@ -147,6 +148,21 @@ def _watch(outs: Sequence[str], budget: int, futures: list[Any], ray: Any) -> No
             bar.close()
 
 
+def strategy_options(strategies: Sequence[str], options: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
+    """Per strategy compared, the `options` it takes (`restarts=False` goes to cmaes, not to random);
+    an option that none of them takes is an error, so a misspelt one never passes unseen.
+
+    Raises:
+        ParameterError: naming the option and each strategy's options.
+    """
+    takes = {name: STRATEGIES.options(name) for name in strategies}
+    unused = [key for key in options if not any(key in keys for keys in takes.values())]
+    if unused:
+        valid = "; ".join(f"{name}: {', '.join(keys) or 'none'}" for name, keys in takes.items())
+        raise ParameterError(f"No strategy compared takes the strategy option {unused[0]!r}. Their options: {valid}.")
+    return {name: {k: v for k, v in options.items() if k in keys} for name, keys in takes.items()}
+
+
 def compare(
     out: str | Path,
     generator: str = "faces",
@@ -168,12 +184,11 @@ def compare(
     uniform strategies' failures are cut into (see the module docstring). Returns the per-campaign table, also written to
     `out/compare.csv` beside `out/curves.csv` and the figures.
     """
-    from searcher.strategies import STRATEGIES
-
     for strategy in strategies:
         STRATEGIES.factory(strategy)  # an unknown name fails before any campaign runs
     if not list(seeds) or not list(strategies):
         raise ParameterError(f"compare needs at least one strategy and one seed. Got strategies={list(strategies)}, seeds={list(seeds)}.")
+    options = strategy_options(strategies, campaign_options.pop("strategy_options", None) or {})
     out = Path(out)
     jobs = []
     for strategy, alpha, seed in itertools.product(strategies, alphas, seeds):
@@ -182,7 +197,7 @@ def compare(
         a = alpha if strategy == "bo" else None
         name = f"{strategy}{'' if a is None else f'-a{a:g}'}-s{seed}"
         jobs.append(dict(generator=generator, target=target, strategy=strategy, alpha=a, seed=seed, budget=budget,
-                         batch=batch, out=str(out / "runs" / name), **campaign_options))
+                         batch=batch, out=str(out / "runs" / name), strategy_options=options[strategy], **campaign_options))
     if parallel > 1:
         import ray
 

@@ -94,7 +94,7 @@ class CampaignConfig:
 
     generator: str = _setting("faces", "generator name (default: faces)")
     target: str = _setting("dlib-cnn", "target name (default: dlib-cnn)")
-    strategy: str = _setting("bo", "random, sobol, bo (default), tpe or cmaes")
+    strategy: str = _setting("bo", "random, sobol, bo (default), tpe, cmaes, ax or cmame")
     budget: int = _setting(400, "evaluations in all (default: 400)")
     batch: int = _setting(4, "points proposed and evaluated together (default: 4)")
     workers: int = _setting(1, "evaluation workers; more than one runs on Ray (default: 1)")

@@ -5,8 +5,10 @@
     >>> strategy.tell(X, losses)
 
 `random` and `sobol` are the baselines of McDuff et al. (003_cc490b638f1b9b67.txt, Fig. 4); `bo` is
-their GP + expected improvement search with the diversity term of eq. (4); `tpe` (Optuna) and
-`cmaes` (the `cmaes` package) are peer optimisers without one. Modules load when asked for.
+their GP + expected improvement search with the diversity term of eq. (4); `tpe` (Optuna), `cmaes`
+(the `cmaes` package, IPOP restarts), `ax` (Ax's default Bayesian optimisation) and `cmame` (pyribs'
+CMA-ME, quality diversity) are the peers a user would pick instead, each an optional package.
+Modules load when asked for.
 """
 
 from __future__ import annotations
@@ -24,7 +26,9 @@ STRATEGIES = Registry("strategy", {
     "sobol": ("searcher.strategies.baselines:SobolSearch", "scrambled Sobol sequence"),
     "bo": ("searcher.strategies.bo:BayesianOptimization", "GP + expected improvement with the diversity term of eq. (4)"),
     "tpe": ("searcher.strategies.peers:TPESearch", "Optuna's TPE on the loss (needs optuna)"),
-    "cmaes": ("searcher.strategies.peers:CMAESSearch", "CMA-ES on the loss (needs cmaes)"),
+    "cmaes": ("searcher.strategies.peers:CMAESSearch", "CMA-ES on the loss, with IPOP restarts (needs cmaes)"),
+    "ax": ("searcher.strategies.ax:AxSearch", "Ax's default Bayesian optimisation on the loss (needs ax-platform)"),
+    "cmame": ("searcher.strategies.qd:CMAMESearch", "CMA-ME quality diversity over a random projection of the space (needs ribs)"),
 }, arguments=("space", "seed"))
 
 

@@ -93,11 +93,16 @@ class History:
         """Every point told, answered or not."""
         return sum(len(x) for x in self._X)
 
-    def answered(self) -> tuple[np.ndarray, np.ndarray]:
-        """`(X, loss)` of the points that got an answer, in the order told."""
+    def told(self) -> tuple[np.ndarray, np.ndarray]:
+        """`(X, loss)` of every point told, in order, NaN losses included (a strategy whose
+        generations must be told whole, CMA-ME's, keeps the unanswered points in their place)."""
         if not self._X:
             return np.zeros((0, self.dim)), np.zeros(0)
-        X, loss = np.concatenate(self._X), np.concatenate(self._loss)
+        return np.concatenate(self._X), np.concatenate(self._loss)
+
+    def answered(self) -> tuple[np.ndarray, np.ndarray]:
+        """`(X, loss)` of the points that got an answer, in the order told."""
+        X, loss = self.told()
         keep = ~np.isnan(loss)
         return X[keep], loss[keep]
 

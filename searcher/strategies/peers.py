@@ -1,10 +1,12 @@
-"""Peer baselines: Optuna's TPE and the `cmaes` package's CMA-ES, maximising `L_c` itself.
+"""Peer baselines: Optuna's TPE and the `cmaes` package's CMA-ES, maximising `L_c` itself, and the
+helpers every optional peer uses (`require`, `check_flag`); Ax's BO is in `ax.py`, CMA-ME in `qd.py`.
 
 Neither has a diversity term: they show what a good optimiser does with a failure objective (it
-finds many failures, mostly in the first failure mode it meets). Both are rebuilt from the told
-history at every step, seeded by `(seed, step)` for TPE and by `seed` for CMA-ES (whose
-generations are replayed), so a resumed campaign asks exactly what the uninterrupted one asked.
-The packages are optional (`pip install 'searcher[baselines]'`) and imported when a peer is built.
+finds many failures, mostly in the first failure mode it meets; CMA-ES's restarts move it on once
+a run has stopped). Both are rebuilt from the told history at every step, seeded by
+`(seed, step)` for TPE and by `seed` for CMA-ES (whose generations and restarts are replayed), so
+a resumed campaign asks exactly what the uninterrupted one asked. The packages are optional
+(`pip install 'searcher[baselines]'`) and imported when a peer is built.
 """
 
 from __future__ import annotations
@@ -22,16 +24,28 @@ import numpy as np
 from searcher.errors import PluginError
 from searcher.space import Space
 from searcher.strategies.base import StrategyBase, step_rng
-from searcher.validation import check_int, check_number
+from searcher.validation import check_int, check_number, invalid
 
-__all__ = ["CMAESSearch", "TPESearch"]
+__all__ = ["CMAESSearch", "TPESearch", "check_flag", "require"]
 
 
-def _require(module: str, strategy: str) -> ModuleType:
+def check_flag(name: str, value: Any, owner: str | None = None) -> bool:
+    """A yes/no option: a bool, or the words true/false as `--strategy-option KEY=VALUE` passes them."""
+    if isinstance(value, (bool, np.bool_)):
+        return bool(value)
+    if isinstance(value, str) and value.strip().lower() in ("true", "false"):
+        return value.strip().lower() == "true"
+    raise invalid(name, "True or False", value, owner=owner)
+
+
+def require(module: str, strategy: str, package: str | None = None) -> ModuleType:
+    """The optional `module` a peer strategy needs, imported now, else a PluginError naming the
+    pip command (`package` when the distribution's name is not the module's: ax-platform)."""
     try:
         return importlib.import_module(module)
     except ImportError as exc:
-        raise PluginError(f"The {strategy!r} strategy needs the {module!r} package: pip install 'searcher[baselines]' (or pip install {module}).") from exc
+        raise PluginError(f"The {strategy!r} strategy needs the {package or module!r} package: pip install 'searcher[baselines]' "
+                          f"(or pip install {package or module}).") from exc
 
 
 @contextmanager
@@ -59,7 +73,7 @@ class TPESearch(StrategyBase):
     def __init__(self, space: Space, seed: int = 0, n_startup: int = 10) -> None:
         super().__init__(space, seed)
         self.n_startup = check_int("n_startup", n_startup, 1)
-        self._optuna = _require("optuna", "tpe")
+        self._optuna = require("optuna", "tpe")
         dists = self._optuna.distributions
         # (name, first column, width: 0 for a float) of each parameter in the cube
         self._columns = [(c.name, c.start, c.width if c.kind == "categorical" else 0) for c in self.cube.columns]
@@ -94,33 +108,58 @@ class TPESearch(StrategyBase):
 
 
 class CMAESSearch(StrategyBase):
-    """CMA-ES (the `cmaes` package) in the unit cube, started at its centre.
+    """CMA-ES (the `cmaes` package) in the unit cube, started at its centre, with IPOP restarts.
 
     Every `popsize` told points form one generation, in the order told; a batch that runs past the
-    end of a generation draws the extra points from the same search distribution.
+    end of a generation draws the extra points from the same search distribution. With `restarts`
+    (IPOP-CMA-ES, Auger and Hansen 2005), a run that stops (the package's `should_stop()`: flat
+    losses over its recent generations, a collapsed or diverging step size, a degenerate
+    covariance) is followed by a new one from a uniformly drawn mean with twice the population:
+    on a 0/1 loss a run stops both when it finds nothing and when it sits inside one failure
+    region, and the next one looks elsewhere. Restarts are replayed from the history like the
+    generations, so they cost no state.
 
     Args:
-        sigma: initial step size (unit-cube units).
-        popsize: points per generation (default `4 + 3 ln(dim)`, CMA-ES's own).
+        sigma: initial step size of every run (unit-cube units).
+        popsize: points per generation of the first run (default `4 + 3 ln(dim)`, CMA-ES's own).
+        restarts: restart stopped runs (default); False is plain CMA-ES, one run to the end.
+
+    Attributes:
+        runs: `(told points before its start, population size)` of each run, as of the last `ask`.
     """
 
-    def __init__(self, space: Space, seed: int = 0, sigma: float = 0.3, popsize: int | None = None) -> None:
+    def __init__(self, space: Space, seed: int = 0, sigma: float = 0.3, popsize: int | None = None, restarts: bool = True) -> None:
         super().__init__(space, seed)
         self.sigma = check_number("sigma", sigma, 0.0, 1.0, open_low=True)
         self.popsize = None if popsize is None else check_int("popsize", popsize, 2)
-        self._cmaes = _require("cmaes", "cmaes")
+        self.restarts = check_flag("restarts", restarts, owner="CMAESSearch")
+        self._cmaes = require("cmaes", "cmaes")
+        self.runs: list[tuple[int, int]] = []
+
+    def _run(self, mean: np.ndarray, seed: int, popsize: int | None) -> Any:
+        bounds = np.tile([0.0, 1.0], (self.dim, 1))
+        return self._cmaes.CMA(mean=mean, sigma=self.sigma, bounds=bounds, seed=seed, population_size=popsize)
+
+    def _restart(self, run: int, popsize: int) -> Any:
+        """Run number `run` (from 1): a uniform mean and a seed of its own, `popsize` points per generation."""
+        rng = np.random.default_rng([self.seed, run, 0x1909])
+        return self._run(rng.random(self.dim), int(rng.integers(2**31)), popsize)
 
     def ask(self, n: int, step: int) -> np.ndarray:
         n = check_int("n", n, 1)
         X, loss = self.history.answered()
-        bounds = np.tile([0.0, 1.0], (self.dim, 1))
-        opt = self._cmaes.CMA(mean=np.full(self.dim, 0.5), sigma=self.sigma, bounds=bounds, seed=self.seed, population_size=self.popsize)
-        size = opt.population_size
-        done = len(X) // size
-        for g in range(done):
+        opt = self._run(np.full(self.dim, 0.5), self.seed, self.popsize)
+        self.runs = [(0, opt.population_size)]
+        start = 0
+        while len(X) - start >= opt.population_size:
+            size = opt.population_size
             for _ in range(size):
                 opt.ask()  # replays the random draws of the generation
-            opt.tell([(X[g * size + i], -float(loss[g * size + i])) for i in range(size)])
-        offset = len(X) - done * size
+            opt.tell([(X[start + i], -float(loss[start + i])) for i in range(size)])
+            start += size
+            if self.restarts and opt.should_stop():
+                opt = self._restart(len(self.runs), 2 * size)
+                self.runs.append((start, opt.population_size))
+        offset = len(X) - start
         drawn = [opt.ask() for _ in range(offset + n)]
         return self.cube.snap(np.stack(drawn[offset:]))

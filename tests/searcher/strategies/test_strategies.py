@@ -46,11 +46,22 @@ def is_proposable(X: np.ndarray) -> bool:
     return np.array_equal(Cube(MIXED).snap(X), X)
 
 
-@pytest.mark.parametrize("name", STRATEGIES.available())
+PEER_PACKAGES = {"tpe": "optuna", "cmaes": "cmaes", "ax": "ax", "cmame": "ribs"}  # optional: pip install 'searcher[baselines]'
+SLOW = {"ax"}  # Ax fits a GP and optimises its acquisition for every point it asks: about 40 s here
+
+
+def needs_package(name: str) -> None:
+    """Skips a test of a peer strategy whose optional package is not installed."""
+    if name in PEER_PACKAGES:
+        pytest.importorskip(PEER_PACKAGES[name], reason=f"the {name!r} strategy needs {PEER_PACKAGES[name]!r}: pip install 'searcher[baselines]'")
+
+
+@pytest.mark.parametrize("name", [pytest.param(n, marks=pytest.mark.slow) if n in SLOW else n for n in STRATEGIES.available()])
 def test_every_strategy_keeps_the_contract(name):
     """Shape, proposable points (one-hot vertices, integer cell centres), determinism by seed and
     step, NaN losses tolerated, and a strategy rebuilt from the history and the last state asks
     what the original asks next."""
+    needs_package(name)
     a = make_strategy(name, MIXED, seed=3)
     X = drive(a, steps=8)
     assert X.shape == (32, MIXED.dim) and is_proposable(X)
@@ -79,6 +90,10 @@ def test_every_strategy_keeps_the_contract(name):
     ("bo", {"budget": 10, "n_init": 11}, r"budget \(10\)"),
     ("bo", {"lengthscale": 1}, "no option 'lengthscale'.*alpha"),
     ("cmaes", {"sigma": 0}, "'sigma'"),
+    ("cmaes", {"restarts": "maybe"}, "'restarts' option of CMAESSearch must be True or False. Got 'maybe'"),
+    ("ax", {"init": 0}, "'init'"),
+    ("cmame", {"cells": 0}, "'cells'"),
+    ("cmame", {"batch_size": 1}, "'batch_size'"),
     ("random", {"alpha": 0.5}, "Its options: none"),
     ("annealing", {}, "Available strategies: random, sobol, bo"),
 ])
