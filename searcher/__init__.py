@@ -1,7 +1,7 @@
 """searcher: hunt for the failures of image classifiers and measure, causally, what causes them.
 
 The public face: `Campaign` (a frozen configuration; `.run()` searches), `load_campaign`,
-`compare`, `analyze`, `run_transects`, `verify`, the search `Space` and the errors. Each layer is
+`compare`, `analyze`, `run_transects`, `verify`, `bench`, the search `Space` and the errors. Each layer is
 a subpackage (`campaign`, `strategies`, `causal`, `analysis`, `figures`, `cli`, `testing`, ...);
 generators and targets are plug-ins in the top-level `generators` and `targets` packages.
 Importing `searcher` imports neither torch, dlib, OpenCV nor Ray, and the analysis calls load on
@@ -16,7 +16,7 @@ from searcher.space import Categorical, Continuous, Integer, Latent, Space
 
 __version__ = "0.1.0"
 __all__ = ["Analysis", "Campaign", "CampaignResult", "Categorical", "Continuous", "Integer", "Latent", "ParameterError",
-           "PluginError", "SearcherError", "Space", "TargetError", "TransectRun", "VerificationRun", "analyze", "annotate", "compare",
+           "PluginError", "SearcherError", "Space", "TargetError", "TransectRun", "VerificationRun", "analyze", "annotate", "bench", "compare",
            "export", "load_campaign", "report", "retrain", "run_transects", "verify"]
 
 # name -> module of the library calls behind the commands, imported when first asked for (PEP 562)
@@ -26,7 +26,7 @@ _LAZY = {"compare": "searcher.analysis.compare", "Analysis": "searcher.analysis.
 
 
 def __getattr__(name: str) -> Any:
-    if name in ("annotate", "export", "report", "retrain"):  # subpackages; export, report and retrain are callable: searcher.export(...) runs the export
+    if name in ("annotate", "bench", "export", "report", "retrain"):  # subpackages; all but annotate are callable: searcher.export(...) exports
         import importlib
 
         return importlib.import_module(f"searcher.{name}")

@@ -6,7 +6,11 @@ one `Outcome` per params dict.
 
 Losses (the classifier loss L_c of 003_cc490b638f1b9b67.txt, in [0, 1]; >= 0.5 is a failure):
 
-- `detect`: 1 when no face was found, else 0;
+- `detect`, "zero-one": 1 when no face was found, else 0;
+- `detect`, "score": 1 when no face was found, else `0.5 * sigmoid(-confidence)` (`detection_loss`):
+  a pass the detector was less sure of is nearer the failure threshold, so a model of the loss
+  learns where failures are before it sees one (the detectors' confidence is on their own scale;
+  only its order matters to the strategies, which rank-transform what they model);
 - `classify`, "zero-one": 1 when the label differs from the rendered truth, else 0; the truth
   label comes from a truth column and a cut (`gender_presentation` >= 0.5 is the target's second
   label, say). Targets trained on these attributes declare `truth = (column, cut)`; any can be
@@ -32,7 +36,7 @@ import numpy as np
 from searcher.errors import ParameterError
 from searcher.validation import check_choice, check_number
 
-__all__ = ["FAILURE", "LOSSES", "Judge", "Objective", "ObjectiveSpec", "Outcome", "is_failure"]
+__all__ = ["FAILURE", "LOSSES", "Judge", "Objective", "ObjectiveSpec", "Outcome", "detection_loss", "is_failure"]
 
 LOSSES = ("zero-one", "score")
 FAILURE = 0.5
@@ -42,6 +46,17 @@ FAILURE = 0.5
 def is_failure(loss: float | None) -> bool | None:
     """True for a classifier failure, False for a success, None when there is no loss."""
     return None if loss is None else loss >= FAILURE
+
+
+def detection_loss(found: bool, confidence: float | None = None) -> float:
+    """`L_c` of a detect target with the "score" loss: 1 when nothing was found (a failure), else
+    `0.5 * sigmoid(-confidence)`, below the threshold and larger the less sure the detector was (a
+    detection without a confidence counts as sure: 0)."""
+    if not found:
+        return 1.0
+    if confidence is None or math.isnan(confidence):
+        return 0.0
+    return 0.5 / (1.0 + math.exp(min(confidence, 700.0)))
 
 
 @dataclass
@@ -78,7 +93,8 @@ class Judge:
         labels: a classify target's labels; truth below `cut` is `labels[0]`, at or above `labels[1]`.
         truth_column, cut: the truth a classify target is judged against.
         margin: truth within `margin` of the cut is ambiguous (0: never).
-        loss: "zero-one" or "score".
+        loss: "zero-one" or "score" (a classify target's `1 - p(true label)`, a detect target's
+            `detection_loss`).
     """
 
     task: str
@@ -99,8 +115,7 @@ class Judge:
         against `truth_column` and `cut`, by default those it declares (`truth = (column, cut)`).
 
         Raises:
-            ParameterError: a classify target without a truth to judge it by, a verify target, or
-                `loss="score"` for a detect target.
+            ParameterError: a classify target without a truth to judge it by, or a verify target.
         """
         if target.task == "classify":
             declared = getattr(target, "truth", None)
@@ -118,8 +133,6 @@ class Judge:
         if truth_column is not None or cut is not None:
             raise ParameterError(f"truth_column= and cut= judge classify targets; {type(target).__name__} is a detect target, "
                                  "judged by whether it found the face. Leave them out.")
-        if loss == "score":
-            raise ParameterError("loss='score' needs a classify target with scores.")
         return cls("detect", margin=margin, loss=loss)
 
     def check(self, truth: Mapping[str, Any]) -> None:
@@ -149,7 +162,7 @@ class Judge:
 
     def __call__(self, label: Any, score: float | None, truth: Mapping[str, Any]) -> tuple[float | None, str | None]:
         if self.task == "detect":
-            return (0.0 if label else 1.0), None
+            return detection_loss(bool(label), score if self.loss == "score" else None), None
         true_label = self.true_label(truth)
         if true_label is None:
             return None, f"ambiguous {self.truth_column}={float(truth[self.truth_column]):.2f}"
@@ -199,7 +212,8 @@ class Objective:
 
     Args:
         generator, target: plug-in instances.
-        loss: "zero-one" (default) or "score" (classify targets that give scores).
+        loss: "zero-one" (default) or "score" (`1 - p(true label)` for a classify target,
+            `detection_loss` of the confidence for a detect target).
         truth_column, cut: for classify targets, the truth column and the cut that maps it to the
             target's labels (below the cut: `labels[0]`, at or above: `labels[1]`); defaults from
             the target's `truth` attribute.

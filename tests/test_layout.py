@@ -24,7 +24,7 @@ LAYERS = [
     {"campaign", "serve"},
     {"figures"},
     {"analysis", "export"},
-    {"retrain", "report", "annotate"},
+    {"retrain", "report", "annotate", "bench"},
     {"cli", "__init__"},
 ]
 RANK = {room: i for i, rooms in enumerate(LAYERS) for room in rooms}

@@ -6,6 +6,7 @@
     searcher hunt --generator faces --target dlib-cnn --strategy bo --budget 400 --out runs/bo
     searcher hunt --resume runs/bo                  continue a campaign that was stopped
     searcher compare --strategies random,bo --seeds 5 --out runs/cmp
+    searcher bench --cases planted-d6-k5,ball-d6-k3-v1 --strategies random,bo --seeds 2 --out runs/bench
     searcher transect --target dlib-hog --out runs/transects
     searcher analyze runs/transects
     searcher verify -n 100 --out runs/verify
@@ -49,6 +50,7 @@ COMMANDS: dict[str, str] = {
     "serve-target": "serve_target",
     "hunt": "hunt",
     "compare": "compare",
+    "bench": "bench",
     "transect": "transect",
     "verify": "verify",
     "analyze": "analyze",

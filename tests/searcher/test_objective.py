@@ -63,10 +63,22 @@ def test_score_loss_is_one_minus_the_probability_of_the_true_label():
     assert 0.0 <= judge("yes", 1.7, {"brightness": 0.9})[0] <= 1.0  # clipped
 
 
+def test_detect_score_loss_orders_passes_by_confidence_and_keeps_the_threshold():
+    """loss="score" on a detect target: a miss is 1, a detection is below 0.5 and larger the less
+    sure the detector was; which images fail is what zero-one says."""
+    judge = Judge.of(CallableTarget(lambda i: [True] * len(i)), loss="score")
+    losses = [judge(True, c, {})[0] for c in (-2.0, 0.0, 0.5, 3.0, 800.0)]
+    assert losses == sorted(losses, reverse=True) and losses[1] == 0.25 and 0.0 <= losses[-1] < losses[-2]
+    assert all(v < FAILURE for v in losses)
+    assert judge(False, None, {}) == (1.0, None)
+    assert judge(True, None, {})[0] == judge(True, math.nan, {})[0] == 0.0
+    zero_one = Judge.of(CallableTarget(lambda i: [True] * len(i)))
+    assert [zero_one(f, 0.3, {})[0] >= FAILURE for f in (True, False)] == [judge(f, 0.3, {})[0] >= FAILURE for f in (True, False)]
+
+
 @pytest.mark.parametrize(("target", "options", "message"), [
     (CallableTarget(lambda i: ["a"] * len(i), task="classify", labels=("a", "b")), {}, "needs the truth it is judged against"),
     (CallableTarget(lambda i: [True] * len(i), task="verify"), {}, "'verify' target"),
-    (CallableTarget(lambda i: [True] * len(i)), {"loss": "score"}, "loss='score' needs a classify target"),
     (SMILE, {"loss": "hinge"}, "The 'loss' option must be one of 'zero-one', 'score'. Got 'hinge' instead."),
     (SMILE, {"margin": 0.5}, r"The 'margin' option must be a number in \[0, 0.5\). Got 0.5 instead."),
 ])

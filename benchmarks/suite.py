@@ -1,0 +1,20 @@
+"""The public benchmark suite (issue 15): search strategies scored together on many cases.
+
+    python benchmarks/suite.py                       # the whole SUITE: random, bo, bo-nomodel, tpe, cmaes, ax, cmame x 5 seeds x 400
+    python benchmarks/suite.py --list                # the cases, their options, and those the defaults were tuned on
+    python benchmarks/suite.py --cases planted-d6-k5,ball-d6-k3-v1 --strategies random,bo --seeds 2 --jobs 2
+    python benchmarks/suite.py --strategies random,tpe,cmaes,bo --under bo --out runs/bench
+
+Every flag is `searcher bench`'s (this script passes them through): planted cases run by ask/tell in
+seconds to minutes each (`--jobs N` processes), the face campaigns take hours. Interrupted, the same
+command resumes from OUT/runs.csv. Writes OUT/runs.csv, suite.csv, suite.md and suite.png.
+"""
+
+from __future__ import annotations
+
+import sys
+
+from searcher.cli import main
+
+if __name__ == "__main__":
+    sys.exit(main(["bench", *sys.argv[1:]]))

@@ -1,0 +1,55 @@
+"""The runs of a campaign case: every strategy x seed as a resumable campaign through
+`searcher.analysis.compare.compare` in `OUT/CASE/`, then scored on failure modes.
+
+Modes are those of `compare` (`mode_labels`: 16 Ward clusters of the uniform strategies' failures
+of the campaigns run together, every failure joined to the nearest), so a case's modes depend on
+the strategies and seeds of the call that scores it: rows already in runs.csv are kept as they
+were scored. A run's seconds are the span from its first to its last stored trial (a campaign
+resumed after a pause counts the pause), and there is no time per ask (NaN).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from searcher.analysis.compare import compare, diversity, mode_labels
+from searcher.bench.cases import Case
+from searcher.bench.planted import BATCH
+from searcher.bench.score import run_scores
+from searcher.campaign import load_campaign, search_space
+
+__all__ = ["MODES", "run_campaigns"]
+
+MODES = 16
+
+
+def _blocks(case: Case) -> list[tuple[int, int]]:
+    """The one-hot blocks of the campaign's cube (categories weigh as one coordinate in the modes)."""
+    import generators
+
+    space, _ = search_space(generators.load(case.options["generator"], **dict(case.options["generator_options"])).space, None, None)
+    return space.cube.blocks
+
+
+def run_campaigns(case: Case, strategies: Sequence[str], seeds: Sequence[int], budget: int, out: Path, parallel: int = 1,
+                  progress: bool = True) -> list[dict[str, Any]]:
+    """Runs (or resumes) the campaigns of `case` in `out/case.name` and returns one row per
+    strategy x seed, scored as the module docstring says."""
+    o = case.options
+    directory = Path(out) / case.name
+    compare(directory, generator=o["generator"], target=o["target"], strategies=list(strategies), seeds=list(seeds), budget=budget,
+            batch=BATCH, parallel=parallel, progress=progress, modes=MODES, loss=o["loss"], generator_options=dict(o["generator_options"]),
+            target_options=dict(o["target_options"]), truth_column=o["truth_column"], cut=o["cut"])
+    jobs = [(s, seed) for s in strategies for seed in seeds]
+    runs = [load_campaign(directory / "runs" / f"{s}-s{seed}").trials for s, seed in jobs]
+    rows = []
+    for (strategy, seed), trials, labels in zip(jobs, runs, mode_labels(runs, [s for s, _ in jobs], MODES, _blocks(case))):
+        created = trials["created"].to_numpy(float) if len(trials) else np.zeros(1)
+        rows.append({"case": case.name, "kind": case.kind, "strategy": strategy, "seed": seed, "budget": budget,
+                     **run_scores(labels, int(diversity(trials)["repeats"]) if len(trials) else 0, MODES),
+                     "median_ask_s": float("nan"), "seconds": float(created.max() - created.min()) * 86400.0})  # Julian days
+    return rows

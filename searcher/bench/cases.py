@@ -1,0 +1,135 @@
+"""The cases of the benchmark suite: what a strategy is scored on, and whether the defaults were tuned there.
+
+A `Case` is a planted landscape (`searcher.testing.planted.PlantedRegions`: known regions, scored
+with ask/tell and no images) or a campaign against a real target (generator, target, the "score"
+loss; breadth is failure modes). `SUITE` is the public suite: planted landscapes of 6 to 20
+dimensions, 3 to 12 regions, every shape, 0.1% to 5% of the volume, two with a categorical
+parameter, most with a target that gives a confidence and three with 0/1 answers only (names
+ending `-01`); and the face campaigns. `tuned=True` marks the cases the defaults were chosen on
+(`planted-d6-k5`, `faces-haar-face`, `faces-dlib-cnn`): a strategy's numbers there are not a test.
+Names: `SHAPE-dD-kK-vPERCENT[-cLEVELS][-01]` for planted cases, `GENERATOR-TARGET` for campaigns.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from searcher.errors import ParameterError
+from searcher.validation import check_choice, check_names
+
+__all__ = ["KINDS", "SUITE", "Case", "select_cases"]
+
+KINDS = ("planted", "campaign")
+
+
+@dataclass(frozen=True)
+class Case:
+    """One benchmark case. Build it with `Case.planted(...)` or `Case.campaign(...)`.
+
+    Attributes:
+        name: unique within the suite; the key of its rows in runs.csv.
+        kind: "planted" (ask/tell on a `PlantedRegions`) or "campaign" (`searcher.compare`).
+        options: planted: dim, k, volume, shape, categories, layout (the layout's seed), score
+            (whether the target gives a confidence); campaign: generator, target,
+            generator_options, target_options, truth_column and cut (classify targets; None: what
+            the target declares), loss.
+        tuned: whether the defaults were tuned on this case.
+    """
+
+    name: str
+    kind: str
+    options: Mapping[str, Any] = field(default_factory=dict)
+    tuned: bool = False
+
+    def __post_init__(self) -> None:
+        check_choice("kind", self.kind, KINDS, owner="Case")
+
+    @classmethod
+    def planted(cls, name: str, dim: int, k: int, volume: float, shape: str = "box", categories: int = 0, layout: int = 0,
+                score: bool = True, tuned: bool = False) -> Case:
+        """A planted landscape (its options checked by building it once when it runs)."""
+        return cls(name, "planted", {"dim": dim, "k": k, "volume": volume, "shape": shape, "categories": categories,
+                                     "layout": layout, "score": score}, tuned)
+
+    @classmethod
+    def campaign(cls, name: str, generator: str, target: str, generator_options: Mapping[str, Any] | None = None,
+                 target_options: Mapping[str, Any] | None = None, truth_column: str | None = None, cut: float | None = None,
+                 loss: str = "score", tuned: bool = False) -> Case:
+        """Campaigns of `generator` against `target`, run through `searcher.compare`."""
+        return cls(name, "campaign", {"generator": generator, "target": target, "generator_options": dict(generator_options or {}),
+                                      "target_options": dict(target_options or {}), "truth_column": truth_column, "cut": cut,
+                                      "loss": loss}, tuned)
+
+    @property
+    def score(self) -> bool:
+        """Whether the target gives a confidence (planted) or a continuous loss (campaign)."""
+        return bool(self.options["score"]) if self.kind == "planted" else self.options.get("loss") == "score"
+
+    def regions(self) -> Any:
+        """The planted landscape (`PlantedRegions`) of a planted case."""
+        from searcher.testing.planted import PlantedRegions
+
+        o = self.options
+        return PlantedRegions(dim=o["dim"], k=o["k"], volume=o["volume"], seed=o["layout"], shape=o["shape"], categories=o["categories"])
+
+    def describe(self) -> str:
+        """The landscape in a few words, for tables and `searcher bench --list`."""
+        o = self.options
+        if self.kind == "planted":
+            mixed = f" + c ({o['categories']} levels)" if o["categories"] else ""
+            answer = "confidence" if o["score"] else "0/1 only"
+            return f"{o['shape']}, {o['dim']}-D{mixed}, {o['k']} regions, {100 * o['volume']:g}% of the space, layout {o['layout']}, {answer}"
+        extra = [f"{k}={v}" for k, v in {**o["generator_options"], **o["target_options"]}.items()]
+        if o["truth_column"] is not None:
+            extra.append(f"truth {o['truth_column']}" + ("" if o["cut"] is None else f" >= {o['cut']:g}"))
+        return f"{o['generator']} vs {o['target']}, {o['loss']} loss" + (f" ({', '.join(extra)})" if extra else "")
+
+
+def _planted(shape: str, dim: int, k: int, volume: float, categories: int = 0, score: bool = True) -> Case:
+    name = f"{shape}-d{dim}-k{k}-v{100 * volume:g}" + (f"-c{categories}" if categories else "") + ("" if score else "-01")
+    return Case.planted(name, dim, k, volume, shape, categories, score=score)
+
+
+SUITE: tuple[Case, ...] = (
+    Case.planted("planted-d6-k5", dim=6, k=5, volume=0.03, shape="box", layout=0, score=False, tuned=True),  # the historical one
+    _planted("box", 10, 8, 0.01),
+    _planted("box", 10, 3, 0.05, score=False),
+    _planted("box", 14, 3, 0.001),
+    _planted("ball", 6, 3, 0.01),
+    _planted("ball", 8, 4, 0.001),
+    _planted("shell", 6, 4, 0.002),
+    _planted("shell", 7, 3, 0.001),
+    _planted("slab", 12, 5, 0.02),
+    _planted("slab", 16, 8, 0.005),
+    _planted("slab", 20, 12, 0.005),
+    _planted("slab", 20, 4, 0.002, score=False),
+    _planted("box", 8, 6, 0.02, categories=3),
+    _planted("ball", 6, 4, 0.005, categories=2),
+    Case.campaign("faces-haar-face", "faces", "haar-face", tuned=True),
+    Case.campaign("faces-dlib-cnn", "faces", "dlib-cnn", tuned=True),
+    Case.campaign("faces-dlib-hog", "faces", "dlib-hog"),
+    Case.campaign("faces-gender-cnn", "faces", "gender-cnn", truth_column="gender_presentation", cut=0.5),
+    Case.campaign("faces-smile-cnn", "faces", "smile-cnn"),  # its declared truth: smile >= 0.5
+    Case.campaign("faces-haar-smile", "faces", "haar-smile"),  # its declared truth: smile >= 0.5
+    Case.campaign("faces-latent-dlib-hog", "faces-latent", "dlib-hog"),
+)
+
+
+def select_cases(cases: Sequence[str | Case] | str | None = None) -> list[Case]:
+    """The cases named (SUITE names, a comma-separated string, or `Case` objects; None: the whole SUITE).
+
+    Raises:
+        ParameterError: an unknown name (the message lists the valid ones) or a name given twice.
+    """
+    if cases is None:
+        return list(SUITE)
+    by_name = {c.name: c for c in SUITE}
+    items = [c.strip() for c in cases.split(",") if c.strip()] if isinstance(cases, str) else list(cases)
+    check_names([c for c in items if not isinstance(c, Case)], list(by_name), what="case")
+    chosen = [c if isinstance(c, Case) else by_name[c] for c in items]
+    names = [c.name for c in chosen]
+    if not chosen or len(set(names)) != len(names):
+        raise ParameterError(f"bench needs one or more cases, each once. Got {names}. Valid cases: {', '.join(by_name)}.")
+    return chosen

@@ -1,0 +1,46 @@
+"""One run of a strategy on a planted case, by ask/tell without images (as
+`benchmarks/strategies_planted.py`), so its numbers measure the strategy and nothing else.
+
+The strategy is built over the landscape's space (`make_strategy(name, regions.space, seed=seed,
+budget=budget)`), asked for batches of `BATCH` points and told `regions.loss(X, score=case.score)`:
+the 0/1 loss, or the detector's "score" loss where the case's target gives a confidence. Every
+random choice is seeded by the case's layout and the strategy's seed, so a run gives the same
+scores in any process.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import numpy as np
+
+from searcher.bench.cases import Case
+from searcher.bench.score import repeated, run_scores
+from searcher.strategies import make_strategy
+
+__all__ = ["BATCH", "run_planted"]
+
+BATCH = 4
+
+
+def run_planted(case: Case, strategy: str, seed: int, budget: int) -> dict[str, Any]:
+    """`budget` evaluations of `strategy` (seeded `seed`) on the planted `case`: its row of runs.csv
+    (scores, the median seconds per ask and the run's seconds)."""
+    start = time.perf_counter()
+    regions = case.regions()
+    s = make_strategy(strategy, regions.space, seed=seed, budget=budget)
+    asked, times = [], []
+    for step in range((budget + BATCH - 1) // BATCH):
+        n = min(BATCH, budget - step * BATCH)
+        t = time.perf_counter()
+        X = s.ask(n, step)
+        times.append(time.perf_counter() - t)
+        s.tell(X, regions.loss(X, score=case.score))
+        asked.append(X)
+    X = np.concatenate(asked)
+    again = repeated(X)
+    labels = np.where(again, -1, regions.region_of(X))  # a repeat finds nothing new
+    return {"case": case.name, "kind": case.kind, "strategy": strategy, "seed": seed, "budget": budget,
+            **run_scores(labels, int(again.sum()), regions.k), "median_ask_s": float(np.median(times)),
+            "seconds": time.perf_counter() - start}

@@ -1,0 +1,44 @@
+"""`OUT/runs.csv`: every finished run of the suite, one row per case x strategy x seed x budget,
+appended (and flushed) the moment the run ends, so an interrupted suite loses at most the runs in
+flight and the same call again skips every run already there."""
+
+from __future__ import annotations
+
+import csv
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+__all__ = ["COLUMNS", "KEY", "append_run", "done_keys", "read_runs"]
+
+COLUMNS = ("case", "kind", "strategy", "seed", "budget", "evaluations", "failures", "repeats", "breadth", "of", "effective_breadth",
+           "first_failure", "counts", "median_ask_s", "seconds")
+KEY = ("case", "strategy", "seed", "budget")
+
+
+def read_runs(path: Path) -> pd.DataFrame:
+    """The runs stored at `path` (none when it does not exist); a run stored twice counts once (the last)."""
+    if not path.exists() or path.stat().st_size == 0:
+        return pd.DataFrame(columns=list(COLUMNS))
+    runs = pd.read_csv(path, dtype={"case": str, "strategy": str, "counts": str}, keep_default_na=True)
+    return runs.drop_duplicates(list(KEY), keep="last").reset_index(drop=True)
+
+
+def done_keys(path: Path) -> set[tuple[str, str, int, int]]:
+    """The `(case, strategy, seed, budget)` of every stored run."""
+    runs = read_runs(path)
+    return {(str(c), str(s), int(seed), int(b)) for c, s, seed, b in runs[list(KEY)].itertuples(index=False)}
+
+
+def append_run(path: Path, row: Mapping[str, Any]) -> None:
+    """Appends one run (the header first when the file is new) and flushes it to disk."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    new = not path.exists() or path.stat().st_size == 0
+    with path.open("a", newline="") as f:
+        writer = csv.DictWriter(f, fieldnames=list(COLUMNS), extrasaction="ignore")
+        if new:
+            writer.writeheader()
+        writer.writerow({k: ("" if row.get(k) is None else row.get(k)) for k in COLUMNS})
+        f.flush()

@@ -1,0 +1,49 @@
+"""`searcher bench`: the benchmark suite, strategies scored together on planted landscapes and face campaigns."""
+
+from __future__ import annotations
+
+import argparse
+
+from searcher.cli.args import seed_list
+
+HELP = "score search strategies together on the benchmark suite (planted landscapes and face campaigns)"
+DESCRIPTION = ("Runs every case x strategy x seed of the suite (or the --cases given) and writes OUT/runs.csv (one row per run, "
+               "appended as each finishes: the same command again resumes), suite.csv (means and sd over seeds), suite.md (one row "
+               "per case: failures / breadth / effective breadth per strategy, and whether --under finds >= 80% of the best peer's "
+               "failures and >= 90% of the broadest strategy's breadth) and suite.png. Strategies whose optional package is missing "
+               "are skipped with a line saying how to install it. --list shows the cases.")
+
+
+def resume_hint(args: argparse.Namespace) -> str:
+    """What to type after Ctrl-C."""
+    return "Finished runs are in OUT/runs.csv and campaigns are stored; the same command again resumes."
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--cases", help="comma-separated case names (default: the whole suite; see --list)")
+    p.add_argument("--strategies", help="comma-separated (default: random,bo,bo-nomodel,tpe,cmaes,ax,cmame, those available)")
+    p.add_argument("--seeds", default="5", help="a count (5 -> seeds 0..4) or a comma-separated list (default: 5)")
+    p.add_argument("--budget", type=int, default=400, help="evaluations per run, in batches of 4 (default: 400)")
+    p.add_argument("--jobs", type=int, default=1, help="planted runs at once in processes, campaigns at once on Ray (default: 1)")
+    p.add_argument("--under", default="bo", help="the strategy suite.md checks (default: bo)")
+    p.add_argument("--out", default="runs/bench", help="output directory (default: runs/bench)")
+    p.add_argument("--list", action="store_true", help="print the cases with their options and whether the defaults were tuned on them")
+    p.add_argument("--no-progress", action="store_true", help="no progress bars")
+
+
+def run(args: argparse.Namespace) -> int:
+    from searcher.bench import DEFAULT_STRATEGIES, bench, select_cases
+
+    cases = select_cases(args.cases)
+    if args.list:
+        width = max(len(c.name) for c in cases)
+        for case in cases:
+            print(f"  {case.name:<{width}}  {case.kind:<8}  {'tuned ' if case.tuned else '      '}  {case.describe()}")
+        print("tuned: the defaults were tuned on this case")
+        return 0
+    strategies = [s.strip() for s in args.strategies.split(",") if s.strip()] if args.strategies else DEFAULT_STRATEGIES
+    result = bench(args.out, cases=cases, strategies=strategies, seeds=seed_list(args.seeds), budget=args.budget, jobs=args.jobs,
+                   progress=not args.no_progress, under=args.under)
+    print(result.summary())
+    print(f"written: {args.out}/runs.csv, suite.csv, suite.md, suite.png")
+    return 0

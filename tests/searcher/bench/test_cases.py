@@ -1,0 +1,65 @@
+"""The suite's cases: what it covers, and how cases are chosen by name."""
+
+import pytest
+
+import generators
+import targets
+from searcher.bench import SUITE, Case, select_cases
+from searcher.errors import ParameterError
+
+
+def test_the_suite_covers_shapes_dims_volumes_and_answers():
+    planted = [c for c in SUITE if c.kind == "planted"]
+    assert len(SUITE) >= 16 and len(planted) >= 10
+    assert len({c.name for c in SUITE}) == len(SUITE)
+    options = [c.options for c in planted]
+    assert {o["shape"] for o in options} == {"box", "ball", "slab", "shell"}
+    assert min(o["dim"] for o in options) == 6 and max(o["dim"] for o in options) == 20
+    assert min(o["k"] for o in options) == 3 and max(o["k"] for o in options) == 12
+    assert min(o["volume"] for o in options) == pytest.approx(0.001) and max(o["volume"] for o in options) == pytest.approx(0.05)
+    assert 1 <= sum(o["categories"] > 0 for o in options) <= 2
+    assert sum(not o["score"] for o in options) >= 3 and sum(o["score"] for o in options) > len(options) / 2
+    historical = next(c for c in SUITE if c.name == "planted-d6-k5")
+    assert historical.tuned and historical.options == {"dim": 6, "k": 5, "volume": 0.03, "shape": "box", "categories": 0,
+                                                       "layout": 0, "score": False}
+
+
+def test_every_planted_case_can_be_laid_out():
+    for case in SUITE:
+        if case.kind == "planted":
+            regions = case.regions()
+            assert regions.k == case.options["k"] and regions.space.dim == case.options["dim"] + case.options["categories"]
+
+
+def test_campaign_cases_name_registered_plugins_and_the_score_loss():
+    campaigns = {c.name: c for c in SUITE if c.kind == "campaign"}
+    assert {c.options["target"] for c in campaigns.values()} >= {"haar-face", "dlib-cnn", "dlib-hog", "gender-cnn", "smile-cnn"}
+    assert {n for n, c in campaigns.items() if c.tuned} == {"faces-haar-face", "faces-dlib-cnn"}
+    assert campaigns["faces-latent-dlib-hog"].options["generator"] == "faces-latent"
+    assert campaigns["faces-gender-cnn"].options["truth_column"] == "gender_presentation"
+    for case in campaigns.values():
+        assert case.options["loss"] == "score" and case.score
+        assert case.options["generator"] in generators.available() and case.options["target"] in targets.available()
+
+
+def test_cases_are_chosen_by_name():
+    assert [c.name for c in select_cases("planted-d6-k5, ball-d6-k3-v1")] == ["planted-d6-k5", "ball-d6-k3-v1"]
+    own = Case.planted("mine", dim=3, k=2, volume=0.1)
+    assert select_cases([own, "planted-d6-k5"])[0] is own
+    assert len(select_cases(None)) == len(SUITE)
+
+
+@pytest.mark.parametrize("cases, match", [
+    (["planted-d6-k5", "no-such-case"], r"Unknown case\(s\) \['no-such-case'\].*Valid cases: planted-d6-k5, "),
+    (["planted-d6-k6"], "Did you mean 'planted-d6-k5'"),
+    (["planted-d6-k5", "planted-d6-k5"], "each once"),
+    ([], "one or more cases"),
+])
+def test_bad_case_names_list_the_valid_ones(cases, match):
+    with pytest.raises(ParameterError, match=match):
+        select_cases(cases)
+
+
+def test_a_case_kind_is_checked():
+    with pytest.raises(ParameterError, match="'kind' option of Case must be one of 'planted', 'campaign'"):
+        Case("x", "landscape")
