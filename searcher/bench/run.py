@@ -34,7 +34,7 @@ from searcher.validation import check_int
 
 __all__ = ["DEFAULT_STRATEGIES", "SuiteResult", "bench"]
 
-DEFAULT_STRATEGIES = ("random", "bo", "bo-nomodel", "tpe", "cmaes", "ax", "cmame")
+DEFAULT_STRATEGIES = ("random", "bo", "bo-modes", "bo-modes-nomodel", "tpe", "cmaes", "ax", "cmame")
 logger = logging.getLogger("searcher.bench")
 
 

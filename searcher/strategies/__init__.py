@@ -25,6 +25,8 @@ STRATEGIES = Registry("strategy", {
     "random": ("searcher.strategies.baselines:RandomSearch", "uniform random search"),
     "sobol": ("searcher.strategies.baselines:SobolSearch", "scrambled Sobol sequence"),
     "bo": ("searcher.strategies.bo:BayesianOptimization", "GP + expected improvement with the diversity term of eq. (4)"),
+    "bo-modes": ("searcher.strategies.bo:FailureModes", "GP-guided exploration for new failure modes, a trust region per mode found"),
+    "bo-modes-nomodel": ("searcher.strategies.bo:ModelFreeFailureModes", "bo-modes with its model replaced by a constant (the ablation)"),
     "tpe": ("searcher.strategies.peers:TPESearch", "Optuna's TPE on the loss (needs optuna)"),
     "cmaes": ("searcher.strategies.peers:CMAESSearch", "CMA-ES on the loss, with IPOP restarts (needs cmaes)"),
     "ax": ("searcher.strategies.ax:AxSearch", "Ax's default Bayesian optimisation on the loss (needs ax-platform)"),

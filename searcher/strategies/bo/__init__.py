@@ -1,6 +1,8 @@
-"""Bayesian optimisation for failures (`strategy.py`), its Gaussian process (`gp.py`) and the
-composite objective of eq. (4) with its diversity term (`diversity.py`)."""
+"""Bayesian optimisation for failures: the composite objective of eq. (4) (`strategy.py`, its
+diversity term in `diversity.py`), a trust region per failure mode (`modes.py`), their Gaussian
+processes (`gp.py`) and candidates (`candidates.py`)."""
 
+from searcher.strategies.bo.modes import FailureModes, ModelFreeFailureModes
 from searcher.strategies.bo.strategy import BayesianOptimization
 
-__all__ = ["BayesianOptimization"]
+__all__ = ["BayesianOptimization", "FailureModes", "ModelFreeFailureModes"]

@@ -12,6 +12,11 @@ Hence:
 - a gamma prior on the output scale (outputs are standardised);
 - a noise level capped at 0.05 of the standardised variance, so a failure is signal.
 
+`fit_ranked_gp` is the model of the `bo-modes` strategy: BoTorch's own defaults (an RBF kernel
+whose lengthscale prior grows with the dimension, Hvarfner et al. 2024) on the losses' normal
+scores (ranks through the normal quantile function, a Gaussian copula): a continuous loss and a
+0/1 loss are modelled alike, and a few extreme values do not set the scale.
+
 Fitting is exact (Cholesky) maximum a posteriori with L-BFGS-B, warm-started from the
 hyperparameters of the previous step (`raw` parameter values, JSON-serialisable and restored
 bit for bit), so each step needs a few iterations instead of a cold fit.
@@ -24,6 +29,7 @@ import warnings
 from typing import Any
 
 import gpytorch
+import numpy as np
 import torch
 from botorch.models import SingleTaskGP
 from botorch.models.transforms.outcome import Standardize
@@ -33,8 +39,9 @@ from gpytorch.kernels import RBFKernel, ScaleKernel
 from gpytorch.likelihoods import GaussianLikelihood
 from gpytorch.mlls import ExactMarginalLogLikelihood
 from gpytorch.priors import GammaPrior, LogNormalPrior
+from scipy.stats import norm, rankdata
 
-__all__ = ["CHOLESKY_LIMIT", "fit_gp"]
+__all__ = ["CHOLESKY_LIMIT", "fit_gp", "fit_ranked_gp", "normal_scores"]
 
 CHOLESKY_LIMIT = 10_000  # gpytorch switches to (random-probe) conjugate gradients above 800 points by default
 _COLD_ITERATIONS = 200
@@ -60,7 +67,20 @@ def fit_gp(X: torch.Tensor, y: torch.Tensor, warm: dict[str, Any] | None, iterat
     them as they are); cold starts run up to 200. Returns the model in eval mode and its raw
     parameters (the next step's `warm`).
     """
-    model = _build(X, y.unsqueeze(-1))
+    return _fit(_build(X, y.unsqueeze(-1)), warm, iterations)
+
+
+def normal_scores(y: np.ndarray) -> np.ndarray:
+    """The Gaussian copula of `y`: mid-ranks (ties share one) through the normal quantile function."""
+    return norm.ppf((rankdata(y) - 0.5) / len(y))
+
+
+def fit_ranked_gp(X: torch.Tensor, z: torch.Tensor, warm: dict[str, Any] | None, iterations: int) -> tuple[SingleTaskGP, dict[str, list[float]]]:
+    """`fit_gp` with BoTorch's default model (dimension-scaled lengthscale prior) on normal scores `z`."""
+    return _fit(SingleTaskGP(X, z.unsqueeze(-1)), warm, iterations)
+
+
+def _fit(model: SingleTaskGP, warm: dict[str, Any] | None, iterations: int) -> tuple[SingleTaskGP, dict[str, list[float]]]:
     if warm:
         with torch.no_grad():
             for name, param in model.named_parameters():

@@ -55,6 +55,7 @@ from searcher.objective import FAILURE
 from searcher.space import Space
 from searcher.strategies.base import StrategyBase, step_rng
 from searcher.strategies.baselines import sobol_points
+from searcher.strategies.bo.candidates import around
 from searcher.strategies.bo.diversity import (
     composite,
     diversity,
@@ -71,7 +72,6 @@ NEIGHBOURHOODS = ("auto", "ball", "cell")
 _UNIFORM = 256  # uniform draws that price exploration
 _LOCAL = 64  # candidates around each centre
 _CENTRES = 8  # remembered failures (then best candidates) to search around
-_SCALES = (0.2, 0.1, 0.05, 0.02)  # Gaussian step sizes, unit-cube units
 _CHUNK = 512
 _N_INIT = 20
 _MEMORY = 50
@@ -79,7 +79,7 @@ _CAPACITY = {"ball": 15, "cell": 8}
 
 
 @contextmanager
-def _one_thread() -> Iterator[None]:
+def one_thread() -> Iterator[None]:
     """Small dense algebra runs faster on one thread here, and gives the same bits on any machine."""
     before = torch.get_num_threads()
     torch.set_num_threads(1)
@@ -200,7 +200,7 @@ class BayesianOptimization(StrategyBase):
         tX = torch.tensor(self.cube.snap(X[rows]), dtype=torch.float64)
         ty = torch.tensor(loss[rows], dtype=torch.float64)
         refit = self._warm is None or len(rows) >= (1 + self.refit) * self._fitted_on
-        with _one_thread(), manual_seed(seed), gpytorch.settings.max_cholesky_size(CHOLESKY_LIMIT):
+        with one_thread(), manual_seed(seed), gpytorch.settings.max_cholesky_size(CHOLESKY_LIMIT):
             model, warm = fit_gp(tX, ty, self._warm, self.iterations if refit else 0)
             if refit:
                 self._warm, self._fitted_on = warm, len(rows)
@@ -219,13 +219,7 @@ class BayesianOptimization(StrategyBase):
         return np.sort(np.concatenate([failed, passed]))
 
     def _around(self, centres: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-        """`_LOCAL` snapped neighbours of each centre: Gaussian steps at mixed scales, categoricals resampled at rate 2 / dim."""
-        X = np.repeat(centres, _LOCAL, axis=0)
-        moved = X + rng.choice(_SCALES, size=(len(X), 1)) * rng.standard_normal(X.shape)
-        for start, width in self.cube.blocks:
-            flip = rng.random(len(X)) < 2.0 / self.dim
-            moved[flip, start : start + width] = rng.random((int(flip.sum()), width))
-        return self.cube.snap(moved)
+        return around(self.cube, centres, rng, _LOCAL)
 
     def _diversity(self, X: np.ndarray, known: np.ndarray) -> np.ndarray:
         cells = self._categorical if self.neighbourhood == "cell" else None

@@ -1,0 +1,277 @@
+"""`bo-modes`: a Gaussian process that looks for new failure modes, and a trust region per mode found.
+
+The engine wants many failures *and* many failure modes per evaluation (eq. (4) of McDuff et al.,
+003_cc490b638f1b9b67.txt). The composite objective of `strategy.py` asks one acquisition to do
+both and trades one for the other through `alpha`. Here the two jobs are kept apart, and the
+split between them is a schedule, not a weight (TuRBO's trust regions, Eriksson et al. 2019, one
+per failure mode instead of one per restart):
+
+1. **Model.** A GP (BoTorch's defaults: lengthscale priors that grow with the dimension) on the
+   normal scores of the losses (`gp.fit_ranked_gp`). A continuous loss (a detector's confidence,
+   `1 - p(true label)`) tells the model where failures are *near* before it sees one; a 0/1 loss is
+   modelled the same way. `p_fail(x)` is the posterior probability that the score at `x` lies above
+   the threshold between the highest pass and the lowest failure.
+2. **Modes.** Failures form a graph: two are joined when one is among the other's nearest
+   failures and the model predicts failure all along the segment between them (at 1/4, 1/2 and
+   3/4). Its connected components are the failure modes, so a mode is a set the model believes is
+   one connected failing region, at whatever scale the region has.
+3. **Harvest** (a trust region per mode). Candidates near the mode's failures (Gaussian steps at
+   several scales); among those the model gives at least 0.8 of the best `p_fail`, the one farthest
+   from every failure (a mode is harvested across, not at one spot). The mode harvested is the one
+   with the largest `p_fail / (1 + failures in it)^3`: the modes found late are filled first, so
+   the failures end up spread over the modes (effective breadth).
+4. **Explore.** Thompson sampling: one joint posterior draw over uniform points and neighbours of
+   the highest-loss passes, all farther than `radius` from every failure and every point of the
+   batch; its argmax. With a continuous loss this follows the confidence down to a new mode; with
+   0/1 it is a space-filling draw away from the known ones.
+5. **Schedule.** The first `split` of the budget explores a fraction `early` of the points, the
+   rest a fraction `late` (a new mode found early can still be harvested evenly), chosen by the
+   point's index so the split is exact and stateless.
+
+`model="constant"` is the ablation: no GP; modes join failures within `radius`; harvesting takes
+a random neighbour of the mode (the mode with the best empirical yield per failure); exploring
+takes the next Sobol point. The benchmark suite runs it beside the default (`bo-modes-nomodel`).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+import torch
+from botorch.models import SingleTaskGP
+from botorch.utils.sampling import manual_seed
+from scipy.sparse import coo_matrix
+from scipy.sparse.csgraph import connected_components
+from scipy.stats import norm
+
+from searcher.objective import FAILURE
+from searcher.space import Space
+from searcher.strategies.base import StrategyBase, step_rng
+from searcher.strategies.baselines import sobol_points
+from searcher.strategies.bo.candidates import around
+from searcher.strategies.bo.gp import CHOLESKY_LIMIT, fit_ranked_gp, normal_scores
+from searcher.strategies.bo.strategy import one_thread
+from searcher.validation import check_choice, check_int, check_number
+
+__all__ = ["FailureModes", "ModelFreeFailureModes"]
+
+MODELS = ("gp", "constant")
+_HORIZON = 400  # the budget assumed when none is given
+_NEIGHBOURS = 6  # failures each failure may join (the nearest)
+_REACH = 0.35  # ... if within this normalised distance
+_PER_CENTRE = 32
+_CENTRES = 8
+_UNIFORM = 512
+_TOP_PASSES = 8
+_NEAR_BEST = 0.8
+_EVENNESS = 3.0
+_SEGMENT = np.array([0.25, 0.5, 0.75])
+
+
+class FailureModes(StrategyBase):
+    """GP-guided exploration for new failure modes and a trust region per mode found (module docstring).
+
+    Args:
+        space: the space searched, in its unit cube.
+        seed: the seed of every random choice.
+        budget: the campaign's budget (the schedule's horizon; default 400).
+        n_init: Sobol points before the first model (default 20, at most half the budget).
+        early, late: fraction of points that explore in the first `split` of the budget, and after.
+        split: the part of the budget explored at the `early` rate.
+        radius: normalised distance (in the unit cube, divided by sqrt(dim)) within which a
+            point counts as near a failure: exploration keeps out, the model-free ablation joins modes.
+        model: "gp" (default) or "constant" (the ablation).
+        refit: hyperparameters are refitted when the data has grown by this fraction.
+        iterations: L-BFGS-B iterations of a warm refit.
+    """
+
+    def __init__(self, space: Space, seed: int = 0, budget: int | None = None, n_init: int = 20, early: float = 0.6,
+                 late: float = 0.15, split: float = 0.4, radius: float = 0.2, model: str = "gp", refit: float = 0.1,
+                 iterations: int = 30) -> None:
+        super().__init__(space, seed)
+        self.budget = _HORIZON if budget is None else check_int("budget", budget, 1)
+        self.n_init = min(check_int("n_init", n_init, 1), max(1, self.budget // 2))
+        self.early, self.late = check_number("early", early, 0.0, 1.0), check_number("late", late, 0.0, 1.0)
+        self.split = check_number("split", split, 0.0, 1.0)
+        self.radius = check_number("radius", radius, 0.0, 1.0, open_low=True)
+        self.model = check_choice("model", model, MODELS)
+        self.refit = check_number("refit", refit, 0.0, 10.0)
+        self.iterations = check_int("iterations", iterations, 0)
+        self._warm: dict[str, list[float]] | None = None
+        self._fitted_on = 0
+        self._sobol = 0
+
+    def state(self) -> dict[str, Any]:
+        """GP hyperparameters (raw values), the size of the last fit, the Sobol position: JSON."""
+        return {"gp": self._warm, "fitted_on": self._fitted_on, "sobol": self._sobol}
+
+    def restore(self, state: dict[str, Any]) -> None:
+        """Sets what `state()` saved."""
+        self._warm = state.get("gp")
+        self._fitted_on = int(state.get("fitted_on", 0))
+        self._sobol = int(state.get("sobol", 0))
+
+    # ------------------------------------------------------------------ the step
+
+    def ask(self, n: int, step: int) -> np.ndarray:
+        """`n x dim` points to evaluate next, a function of the seed, `step`, the history and the state."""
+        n = check_int("n", n, 1)
+        X, loss = self.history.answered()
+        if self.history.n_told < self.n_init or len(X) < 2:
+            return self._next_sobol(n)
+        seed = int(step_rng(self.seed, step).integers(2**31))
+        rng = np.random.default_rng(seed)
+        with one_thread(), manual_seed(seed), torch.no_grad():
+            model = self._fit(X, loss) if self.model == "gp" else None
+            failures = X[loss >= FAILURE]
+            modes = self._modes(failures, model)
+            counts = np.bincount(modes, minlength=modes.max() + 1).astype(float) if len(modes) else np.zeros(0)
+            seen = {row.tobytes() for row in X}
+            chosen: list[np.ndarray] = []
+            for i in range(n):
+                x, mode = None, None
+                if len(counts) and not self._explores(self.history.n_told + i):
+                    x, mode = self._harvest(model, failures, modes, counts, chosen, seen, rng)
+                if x is None:
+                    x = self._explore(model, X, loss, failures, chosen, seen, rng)
+                if mode is not None:
+                    counts[mode] += 1
+                seen.add(x.tobytes())
+                chosen.append(x)
+        return np.stack(chosen)
+
+    def _explores(self, index: int) -> bool:
+        """Whether the point with this index (0-based, over the whole campaign) explores."""
+        rate = self.early if index < self.split * self.budget else self.late
+        return math.floor((index + 1) * rate) > math.floor(index * rate)
+
+    def _next_sobol(self, n: int) -> np.ndarray:
+        self._sobol += n
+        return self.cube.snap(sobol_points(self.dim, self.seed, self._sobol - n, n))
+
+    # ------------------------------------------------------------------ the model
+
+    def _fit(self, X: np.ndarray, loss: np.ndarray) -> _Model:
+        z = normal_scores(loss)
+        refit = self._warm is None or len(X) >= (1 + self.refit) * self._fitted_on
+        with torch.enable_grad():
+            import gpytorch
+
+            with gpytorch.settings.max_cholesky_size(CHOLESKY_LIMIT):
+                gp, warm = fit_ranked_gp(torch.tensor(X), torch.tensor(z), self._warm, self.iterations if refit else 0)
+        if refit:
+            self._warm, self._fitted_on = warm, len(X)
+        failed = loss >= FAILURE
+        if failed.any() and (~failed).any():
+            threshold = 0.5 * (z[failed].min() + z[~failed].max())
+        else:  # no failure yet (or no pass): above (below) every score seen
+            threshold = float(norm.ppf(1 - 0.5 / len(z))) if not failed.any() else float(norm.ppf(0.5 / len(z)))
+        return _Model(gp, threshold)
+
+    # ------------------------------------------------------------------ modes
+
+    def _distance(self, A: np.ndarray, B: np.ndarray) -> np.ndarray:
+        """`len(A) x len(B)` normalised distances (one-hot blocks weighted as one coordinate)."""
+        A, B = self.cube.weighted(A), self.cube.weighted(B)
+        return np.sqrt(np.maximum(((A[:, None, :] - B[None, :, :]) ** 2).sum(-1), 0.0)) / math.sqrt(self.dim)
+
+    def _nearest(self, A: np.ndarray, B: np.ndarray) -> np.ndarray:
+        """Per row of `A`, the distance to the nearest row of `B` (inf if none)."""
+        if not len(B):
+            return np.full(len(A), np.inf)
+        return np.concatenate([self._distance(chunk, B).min(axis=1) for chunk in np.array_split(A, max(1, len(A) // 256))])
+
+    def _modes(self, failures: np.ndarray, model: _Model | None) -> np.ndarray:
+        """Per failure, its mode (0 ..): connected components of the failure graph (module docstring)."""
+        n = len(failures)
+        if n <= 1:
+            return np.zeros(n, int)
+        D = self._distance(failures, failures)
+        np.fill_diagonal(D, np.inf)
+        k = min(_NEIGHBOURS, n - 1)
+        src, dst = np.repeat(np.arange(n), k), np.argsort(D, axis=1)[:, :k].reshape(-1)
+        near = D[src, dst] < (_REACH if model is not None else self.radius)
+        src, dst = src[near], dst[near]
+        if model is not None and len(src):
+            ts = _SEGMENT[None, :, None]
+            between = (failures[src][:, None] * (1 - ts) + failures[dst][:, None] * ts).reshape(-1, self.dim)
+            joined = (model.p_fail(between).reshape(-1, len(_SEGMENT)) >= 0.5).all(axis=1)
+            src, dst = src[joined], dst[joined]
+        graph = coo_matrix((np.ones(len(src)), (src, dst)), shape=(n, n))
+        return connected_components(graph, directed=False)[1]
+
+    # ------------------------------------------------------------------ harvest and explore
+
+    def _harvest(self, model: _Model | None, failures: np.ndarray, modes: np.ndarray, counts: np.ndarray,
+                 chosen: list[np.ndarray], seen: set[bytes], rng: np.random.Generator) -> tuple[np.ndarray | None, int | None]:
+        """The best harvesting point of the best mode, or (None, None) if no mode has a new candidate."""
+        best, best_value, best_mode = None, -np.inf, None
+        spread_from = np.concatenate([failures, np.array(chosen)]) if chosen else failures
+        for mode in range(len(counts)):
+            members = failures[modes == mode]
+            centres = members[rng.choice(len(members), min(_CENTRES, len(members)), replace=False)]
+            C = around(self.cube, centres, rng, _PER_CENTRE)
+            C = C[[row.tobytes() not in seen for row in C]]
+            if not len(C):
+                continue
+            if model is None:
+                pick, value = 0, self._empirical_yield(members) / (1 + counts[mode]) ** _EVENNESS
+            else:
+                p = model.p_fail(C)
+                good = np.flatnonzero(p >= _NEAR_BEST * p.max())
+                pick = good[np.argmax(self._nearest(C[good], spread_from))]
+                value = p[pick] / (1 + counts[mode]) ** _EVENNESS
+            if value > best_value:
+                best, best_value, best_mode = C[pick], value, mode
+        return best, best_mode
+
+    def _empirical_yield(self, members: np.ndarray) -> float:
+        """The model-free ablation's yield of a mode: (failures + 1) / (points near it + 2)."""
+        X, loss = self.history.answered()
+        near = self._nearest(X, members) < self.radius
+        return float(((loss[near] >= FAILURE).sum() + 1) / (near.sum() + 2))
+
+    def _explore(self, model: _Model | None, X: np.ndarray, loss: np.ndarray, failures: np.ndarray,
+                 chosen: list[np.ndarray], seen: set[bytes], rng: np.random.Generator) -> np.ndarray:
+        """A Thompson draw away from every failure and every point of the batch (model-free: Sobol)."""
+        if model is None:
+            return self._next_sobol(1)[0]
+        avoid = np.concatenate([failures, np.array(chosen)]) if chosen else failures
+        passes = loss < FAILURE
+        far = passes & (self._nearest(X, avoid) >= self.radius)
+        top = X[far][np.argsort(-loss[far], kind="stable")[:_TOP_PASSES]]
+        C = np.concatenate([self.cube.uniform(rng, _UNIFORM), around(self.cube, top, rng, _PER_CENTRE, (0.1, 0.05))]) if len(top) \
+            else self.cube.uniform(rng, _UNIFORM)
+        C = C[(self._nearest(C, avoid) >= self.radius) & np.array([row.tobytes() not in seen for row in C])]
+        if not len(C):
+            return self._next_sobol(1)[0]
+        draw = model.gp.posterior(torch.tensor(C)).rsample().reshape(-1).numpy()
+        return C[int(np.argmax(draw))]
+
+
+class ModelFreeFailureModes(FailureModes):
+    """`bo-modes` with its model replaced by a constant: the ablation the benchmark suite runs beside it."""
+
+    def __init__(self, space: Space, seed: int = 0, budget: int | None = None, n_init: int = 20, early: float = 0.6,
+                 late: float = 0.15, split: float = 0.4, radius: float = 0.2) -> None:
+        super().__init__(space, seed, budget, n_init, early, late, split, radius, model="constant")
+
+
+class _Model:
+    """The fitted GP and the score threshold between passes and failures."""
+
+    def __init__(self, gp: SingleTaskGP, threshold: float) -> None:
+        self.gp, self.threshold = gp, threshold
+
+    def p_fail(self, X: np.ndarray) -> np.ndarray:
+        """Posterior probability that the score at each row of `X` is above the threshold."""
+        out = []
+        for chunk in np.array_split(X, max(1, len(X) // 1024)):
+            with torch.no_grad():
+                post = self.gp.posterior(torch.tensor(chunk))
+            mean = post.mean.reshape(-1).numpy()
+            sd = post.variance.reshape(-1).clamp_min(1e-12).sqrt().numpy()
+            out.append(norm.sf((self.threshold - mean) / sd))
+        return np.concatenate(out)

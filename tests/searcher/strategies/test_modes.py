@@ -1,0 +1,70 @@
+"""bo-modes: a trust region per failure mode, GP-guided exploration, and its model-free ablation."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from searcher.errors import ParameterError
+from searcher.space import Continuous, Space
+from searcher.strategies import make_strategy
+from searcher.strategies.bo.gp import normal_scores
+from searcher.testing.planted import PlantedRegions
+
+PLANTED = PlantedRegions(dim=3, k=2, volume=0.08, seed=1)
+CUBE3 = Space([Continuous(f"x{i}", 0.0, 1.0) for i in range(3)])
+
+
+def run(name: str, score: bool, steps: int = 30, **options) -> np.ndarray:
+    s = make_strategy(name, CUBE3, seed=0, budget=4 * steps, **options)
+    out = []
+    for step in range(steps):
+        X = s.ask(4, step)
+        s.tell(X, PLANTED.loss(X, score=score))
+        out.append(X)
+    return np.concatenate(out)
+
+
+@pytest.mark.parametrize("score", [False, True])
+def test_bo_modes_harvests_both_regions_and_beats_random(score):
+    """3-D, two boxes, 8% of the volume, 120 evaluations: random expects ~10 failures."""
+    random_found = PLANTED.failures_found(run("random", score))
+    X = run("bo-modes", score)
+    assert PLANTED.failures_found(X) >= 3 * random_found
+    counts = np.bincount(PLANTED.region_of(X)[PLANTED.region_of(X) >= 0], minlength=2)
+    assert counts.min() >= 0.25 * counts.max(), counts  # both regions harvested, not one
+    assert len(np.unique(X, axis=0)) == len(X)  # never a repeat
+
+
+def test_the_ablation_runs_without_a_model_and_finds_less():
+    with_model = PLANTED.failures_found(run("bo-modes", True))
+    without = PLANTED.failures_found(run("bo-modes-nomodel", True))
+    assert 0 < without < with_model
+
+
+def test_modes_are_the_connected_failing_regions():
+    """Failures of 300 random points in two separated boxes: no mode joins the two boxes, and
+    sparse failures in one box are at most split in two (a split mode is harvested twice, a joined
+    one would hide a region)."""
+    s = make_strategy("bo-modes", CUBE3, seed=0)
+    rng = np.random.default_rng(0)
+    X = rng.random((300, 3))
+    s.tell(X, PLANTED.loss(X, score=True))
+    Xa, loss = s.history.answered()
+    failures = Xa[loss >= 0.5]
+    modes = s._modes(failures, s._fit(Xa, loss))
+    truth = PLANTED.region_of(failures)
+    assert 2 <= len(np.unique(modes)) <= 4
+    assert all(len(np.unique(truth[modes == m])) == 1 for m in np.unique(modes))
+
+
+def test_normal_scores_share_ties_and_keep_the_order():
+    z = normal_scores(np.array([0.0, 1.0, 0.0, 0.3]))
+    assert z[0] == z[2] < z[3] < z[1] and z[1] == -normal_scores(np.arange(4.0))[0]
+
+
+@pytest.mark.parametrize("options, match", [({"model": "linear"}, "'gp', 'constant'"), ({"early": 1.5}, "'early'"),
+                                            ({"radius": 0}, "'radius'")])
+def test_bad_options_are_named(options, match):
+    with pytest.raises(ParameterError, match=match):
+        make_strategy("bo-modes", CUBE3, **options)
