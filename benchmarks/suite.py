@@ -1,6 +1,6 @@
 """The public benchmark suite (issue 15): search strategies scored together on many cases.
 
-    python benchmarks/suite.py                       # the whole SUITE: random, bo, bo-nomodel, tpe, cmaes, ax, cmame x 5 seeds x 400
+    python benchmarks/suite.py                       # the whole SUITE: random, bo, bo-modes, bo-modes-nomodel, tpe, cmaes, ax, cmame x 5 seeds x 400
     python benchmarks/suite.py --list                # the cases, their options, and those the defaults were tuned on
     python benchmarks/suite.py --cases planted-d6-k5,ball-d6-k3-v1 --strategies random,bo --seeds 2 --jobs 2
     python benchmarks/suite.py --strategies random,tpe,cmaes,bo --under bo --out runs/bench

@@ -119,8 +119,8 @@ class FailureModes(StrategyBase):
         """`n x dim` points to evaluate next, a function of the seed, `step`, the history and the state."""
         n = check_int("n", n, 1)
         X, loss = self.history.answered()
-        if self.history.n_told < self.n_init or len(X) < 2:
-            return self._next_sobol(n)
+        if self.history.n_told < self.n_init or len(np.unique(loss)) < 2:
+            return self._next_sobol(n)  # a model of identical losses knows nothing: keep random search's breadth
         seed = int(step_rng(self.seed, step).integers(2**31))
         rng = np.random.default_rng(seed)
         with one_thread(), manual_seed(seed), torch.no_grad():
