@@ -38,6 +38,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
+import gpytorch
 import numpy as np
 import torch
 from botorch.models import SingleTaskGP
@@ -156,11 +157,8 @@ class FailureModes(StrategyBase):
     def _fit(self, X: np.ndarray, loss: np.ndarray) -> _Model:
         z = normal_scores(loss)
         refit = self._warm is None or len(X) >= (1 + self.refit) * self._fitted_on
-        with torch.enable_grad():
-            import gpytorch
-
-            with gpytorch.settings.max_cholesky_size(CHOLESKY_LIMIT):
-                gp, warm = fit_ranked_gp(torch.tensor(X), torch.tensor(z), self._warm, self.iterations if refit else 0)
+        with torch.enable_grad(), gpytorch.settings.max_cholesky_size(CHOLESKY_LIMIT):  # ask() runs under no_grad
+            gp, warm = fit_ranked_gp(torch.tensor(X), torch.tensor(z), self._warm, self.iterations if refit else 0)
         if refit:
             self._warm, self._fitted_on = warm, len(X)
         failed = loss >= FAILURE
