@@ -118,7 +118,8 @@ SUITE: tuple[Case, ...] = (
 
 
 def select_cases(cases: Sequence[str | Case] | str | None = None) -> list[Case]:
-    """The cases named (SUITE names, a comma-separated string, or `Case` objects; None: the whole SUITE).
+    """The cases named (SUITE names, a comma-separated string, or `Case` objects; None: the whole
+    SUITE). A kind, "planted" or "campaign", stands for every SUITE case of that kind.
 
     Raises:
         ParameterError: an unknown name (the message lists the valid ones) or a name given twice.
@@ -127,7 +128,8 @@ def select_cases(cases: Sequence[str | Case] | str | None = None) -> list[Case]:
         return list(SUITE)
     by_name = {c.name: c for c in SUITE}
     items = [c.strip() for c in cases.split(",") if c.strip()] if isinstance(cases, str) else list(cases)
-    check_names([c for c in items if not isinstance(c, Case)], list(by_name), what="case")
+    items = [name for c in items for name in ([s.name for s in SUITE if s.kind == c] if c in KINDS else [c])]
+    check_names([c for c in items if not isinstance(c, Case)], [*by_name, *KINDS], what="case")
     chosen = [c if isinstance(c, Case) else by_name[c] for c in items]
     names = [c.name for c in chosen]
     if not chosen or len(set(names)) != len(names):

@@ -20,7 +20,7 @@ def resume_hint(args: argparse.Namespace) -> str:
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--cases", help="comma-separated case names (default: the whole suite; see --list)")
+    p.add_argument("--cases", help="comma-separated case names, or planted / campaign for every case of that kind (default: the whole suite; see --list)")
     p.add_argument("--strategies", help="comma-separated (default: random,bo,bo-modes,bo-modes-nomodel,tpe,cmaes,ax,cmame, those available)")
     p.add_argument("--seeds", default="5", help="a count (5 -> seeds 0..4) or a comma-separated list (default: 5)")
     p.add_argument("--budget", type=int, default=400, help="evaluations per run, in batches of 4 (default: 400)")

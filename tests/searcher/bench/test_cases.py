@@ -47,6 +47,8 @@ def test_cases_are_chosen_by_name():
     own = Case.planted("mine", dim=3, k=2, volume=0.1)
     assert select_cases([own, "planted-d6-k5"])[0] is own
     assert len(select_cases(None)) == len(SUITE)
+    assert [c.name for c in select_cases("planted")] == [c.name for c in SUITE if c.kind == "planted"]
+    assert [c.kind for c in select_cases("campaign")] == ["campaign"] * sum(c.kind == "campaign" for c in SUITE)
 
 
 @pytest.mark.parametrize("cases, match", [
