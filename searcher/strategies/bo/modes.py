@@ -36,7 +36,6 @@ takes the next Sobol point. The benchmark suite runs it beside the default (`bo-
 from __future__ import annotations
 
 import math
-from typing import Any
 
 import gpytorch
 import numpy as np
@@ -49,11 +48,10 @@ from scipy.stats import norm
 
 from searcher.objective import FAILURE
 from searcher.space import Space
-from searcher.strategies.base import StrategyBase, step_rng
-from searcher.strategies.baselines import sobol_points
+from searcher.strategies.base import step_rng
 from searcher.strategies.bo.candidates import around
+from searcher.strategies.bo.carried import CarriedGP, one_thread
 from searcher.strategies.bo.gp import CHOLESKY_LIMIT, fit_ranked_gp, normal_scores
-from searcher.strategies.bo.strategy import one_thread
 from searcher.validation import check_choice, check_int, check_number
 
 __all__ = ["FailureModes", "ModelFreeFailureModes"]
@@ -71,7 +69,7 @@ _EVENNESS = 3.0
 _SEGMENT = np.array([0.25, 0.5, 0.75])
 
 
-class FailureModes(StrategyBase):
+class FailureModes(CarriedGP):
     """GP-guided exploration for new failure modes and a trust region per mode found (module docstring).
 
     Args:
@@ -91,28 +89,13 @@ class FailureModes(StrategyBase):
     def __init__(self, space: Space, seed: int = 0, budget: int | None = None, n_init: int = 20, early: float = 0.6,
                  late: float = 0.15, split: float = 0.4, radius: float = 0.2, model: str = "gp", refit: float = 0.1,
                  iterations: int = 30) -> None:
-        super().__init__(space, seed)
+        super().__init__(space, seed, refit, iterations)
         self.budget = _HORIZON if budget is None else check_int("budget", budget, 1)
         self.n_init = min(check_int("n_init", n_init, 1), max(1, self.budget // 2))
         self.early, self.late = check_number("early", early, 0.0, 1.0), check_number("late", late, 0.0, 1.0)
         self.split = check_number("split", split, 0.0, 1.0)
         self.radius = check_number("radius", radius, 0.0, 1.0, open_low=True)
         self.model = check_choice("model", model, MODELS)
-        self.refit = check_number("refit", refit, 0.0, 10.0)
-        self.iterations = check_int("iterations", iterations, 0)
-        self._warm: dict[str, list[float]] | None = None
-        self._fitted_on = 0
-        self._sobol = 0
-
-    def state(self) -> dict[str, Any]:
-        """GP hyperparameters (raw values), the size of the last fit, the Sobol position: JSON."""
-        return {"gp": self._warm, "fitted_on": self._fitted_on, "sobol": self._sobol}
-
-    def restore(self, state: dict[str, Any]) -> None:
-        """Sets what `state()` saved."""
-        self._warm = state.get("gp")
-        self._fitted_on = int(state.get("fitted_on", 0))
-        self._sobol = int(state.get("sobol", 0))
 
     # ------------------------------------------------------------------ the step
 
@@ -134,7 +117,7 @@ class FailureModes(StrategyBase):
             for i in range(n):
                 x, mode = None, None
                 if len(counts) and not self._explores(self.history.n_told + i):
-                    x, mode = self._harvest(model, failures, modes, counts, chosen, seen, rng)
+                    x, mode = self._harvest(model, (X, loss), failures, modes, counts, chosen, seen, rng)
                 if x is None:
                     x = self._explore(model, X, loss, failures, chosen, seen, rng)
                 if mode is not None:
@@ -148,19 +131,12 @@ class FailureModes(StrategyBase):
         rate = self.early if index < self.split * self.budget else self.late
         return math.floor((index + 1) * rate) > math.floor(index * rate)
 
-    def _next_sobol(self, n: int) -> np.ndarray:
-        self._sobol += n
-        return self.cube.snap(sobol_points(self.dim, self.seed, self._sobol - n, n))
-
     # ------------------------------------------------------------------ the model
 
     def _fit(self, X: np.ndarray, loss: np.ndarray) -> _Model:
         z = normal_scores(loss)
-        refit = self._warm is None or len(X) >= (1 + self.refit) * self._fitted_on
         with torch.enable_grad(), gpytorch.settings.max_cholesky_size(CHOLESKY_LIMIT):  # ask() runs under no_grad
-            gp, warm = fit_ranked_gp(torch.tensor(X), torch.tensor(z), self._warm, self.iterations if refit else 0)
-        if refit:
-            self._warm, self._fitted_on = warm, len(X)
+            gp = self._fit_carried(fit_ranked_gp, torch.tensor(X), torch.tensor(z))
         failed = loss >= FAILURE
         if failed.any() and (~failed).any():
             threshold = 0.5 * (z[failed].min() + z[~failed].max())
@@ -202,7 +178,7 @@ class FailureModes(StrategyBase):
 
     # ------------------------------------------------------------------ harvest and explore
 
-    def _harvest(self, model: _Model | None, failures: np.ndarray, modes: np.ndarray, counts: np.ndarray,
+    def _harvest(self, model: _Model | None, told: tuple[np.ndarray, np.ndarray], failures: np.ndarray, modes: np.ndarray, counts: np.ndarray,
                  chosen: list[np.ndarray], seen: set[bytes], rng: np.random.Generator) -> tuple[np.ndarray | None, int | None]:
         """The best harvesting point of the best mode, or (None, None) if no mode has a new candidate."""
         best, best_value, best_mode = None, -np.inf, None
@@ -215,7 +191,7 @@ class FailureModes(StrategyBase):
             if not len(C):
                 continue
             if model is None:
-                pick, value = 0, self._empirical_yield(members) / (1 + counts[mode]) ** _EVENNESS
+                pick, value = 0, self._empirical_yield(members, *told) / (1 + counts[mode]) ** _EVENNESS
             else:
                 p = model.p_fail(C)
                 good = np.flatnonzero(p >= _NEAR_BEST * p.max())
@@ -225,9 +201,8 @@ class FailureModes(StrategyBase):
                 best, best_value, best_mode = C[pick], value, mode
         return best, best_mode
 
-    def _empirical_yield(self, members: np.ndarray) -> float:
-        """The model-free ablation's yield of a mode: (failures + 1) / (points near it + 2)."""
-        X, loss = self.history.answered()
+    def _empirical_yield(self, members: np.ndarray, X: np.ndarray, loss: np.ndarray) -> float:
+        """The model-free ablation's yield of a mode: (failures + 1) / (points near it + 2), of the told `X`."""
         near = self._nearest(X, members) < self.radius
         return float(((loss[near] >= FAILURE).sum() + 1) / (near.sum() + 2))
 

@@ -40,9 +40,6 @@ Example:
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator
-from contextlib import contextmanager
-from typing import Any
 
 import gpytorch
 import numpy as np
@@ -53,9 +50,9 @@ from botorch.utils.sampling import manual_seed
 from searcher.errors import ParameterError
 from searcher.objective import FAILURE
 from searcher.space import Space
-from searcher.strategies.base import StrategyBase, step_rng
-from searcher.strategies.baselines import sobol_points
+from searcher.strategies.base import step_rng
 from searcher.strategies.bo.candidates import around
+from searcher.strategies.bo.carried import CarriedGP, one_thread
 from searcher.strategies.bo.diversity import (
     composite,
     diversity,
@@ -78,18 +75,7 @@ _MEMORY = 50
 _CAPACITY = {"ball": 15, "cell": 8}
 
 
-@contextmanager
-def one_thread() -> Iterator[None]:
-    """Small dense algebra runs faster on one thread here, and gives the same bits on any machine."""
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    try:
-        yield
-    finally:
-        torch.set_num_threads(before)
-
-
-class BayesianOptimization(StrategyBase):
+class BayesianOptimization(CarriedGP):
     """GP + expected improvement of the composite of eq. (4), with exploration by Sobol draws.
 
     Args:
@@ -136,7 +122,7 @@ class BayesianOptimization(StrategyBase):
         refit: float = 0.1,
         iterations: int = 30,
     ) -> None:
-        super().__init__(space, seed)
+        super().__init__(space, seed, refit, iterations)
         self.alpha = check_number("alpha", alpha, 0.0, 1.0)
         self.radius = check_number("radius", radius, 0.0, 1.0, open_low=True)
         self.neighbourhood = check_choice("neighbourhood", neighbourhood, NEIGHBOURHOODS)
@@ -160,11 +146,6 @@ class BayesianOptimization(StrategyBase):
                 raise ParameterError(f"The budget ({budget}) is smaller than the initial design (n_init = {self.n_init}); raise the budget or lower n_init.")
         self.acquisition = check_choice("acquisition", acquisition, ACQUISITIONS)
         self.max_points = check_int("max_points", max_points, 10)
-        self.refit = check_number("refit", refit, 0.0, 10.0)
-        self.iterations = check_int("iterations", iterations, 0)
-        self._warm: dict[str, list[float]] | None = None
-        self._fitted_on = 0
-        self._sobol = 0
 
     def _fill_every_cell(self) -> int:
         if self.alpha in (0.0, 1.0):
@@ -178,16 +159,6 @@ class BayesianOptimization(StrategyBase):
         known = self.cube.snap(X_told[told >= FAILURE][-self.memory :])
         return composite(loss, self._diversity(self.cube.snap(X), known), self.alpha)
 
-    def state(self) -> dict[str, Any]:
-        """GP hyperparameters (raw values), the size of the last fit, the Sobol position: JSON."""
-        return {"gp": self._warm, "fitted_on": self._fitted_on, "sobol": self._sobol}
-
-    def restore(self, state: dict[str, Any]) -> None:
-        """Sets what `state()` saved."""
-        self._warm = state.get("gp")
-        self._fitted_on = int(state.get("fitted_on", 0))
-        self._sobol = int(state.get("sobol", 0))
-
     def ask(self, n: int, step: int) -> np.ndarray:
         """`n x dim` points to evaluate next, a function of the seed, `step`, the history and the state."""
         n = check_int("n", n, 1)
@@ -199,16 +170,9 @@ class BayesianOptimization(StrategyBase):
         seed = int(step_rng(self.seed, step).integers(2**31))
         tX = torch.tensor(self.cube.snap(X[rows]), dtype=torch.float64)
         ty = torch.tensor(loss[rows], dtype=torch.float64)
-        refit = self._warm is None or len(rows) >= (1 + self.refit) * self._fitted_on
         with one_thread(), manual_seed(seed), gpytorch.settings.max_cholesky_size(CHOLESKY_LIMIT):
-            model, warm = fit_gp(tX, ty, self._warm, self.iterations if refit else 0)
-            if refit:
-                self._warm, self._fitted_on = warm, len(rows)
+            model = self._fit_carried(fit_gp, tX, ty)
             return self._propose(model, self.cube.snap(X[failed][-self.memory :]), n, np.random.default_rng(seed))
-
-    def _next_sobol(self, n: int) -> np.ndarray:
-        self._sobol += n
-        return self.cube.snap(sobol_points(self.dim, self.seed, self._sobol - n, n))
 
     def _training_rows(self, loss: np.ndarray) -> np.ndarray:
         """Indices the GP is fitted on: all, or beyond `max_points` the recent failures (up to half) and the recent passes."""

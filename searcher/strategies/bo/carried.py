@@ -1,0 +1,74 @@
+"""What both BO strategies carry between steps: GP hyperparameters, when they were last fitted, and
+the position in their Sobol sequence; and the one-thread context their small dense algebra runs in.
+
+`state()` is all of it (JSON), so a strategy rebuilt from the history and the last state asks what
+the original asked. Hyperparameters are refitted, warm, when the data has grown by `refit` since
+the last fit, and carried over unchanged in between.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Any
+
+import numpy as np
+import torch
+
+from searcher.space import Space
+from searcher.strategies.base import StrategyBase
+from searcher.strategies.baselines import sobol_points
+from searcher.validation import check_int, check_number
+
+__all__ = ["CarriedGP", "one_thread"]
+
+
+@contextmanager
+def one_thread() -> Iterator[None]:
+    """Small dense algebra runs faster on one thread here, and gives the same bits on any machine."""
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(before)
+
+
+class CarriedGP(StrategyBase):
+    """A strategy with a warm-started GP and a Sobol sequence (see the module docstring).
+
+    Args:
+        refit: hyperparameters are refitted when the training set has grown by this fraction.
+        iterations: L-BFGS-B iterations of a warm refit.
+    """
+
+    def __init__(self, space: Space, seed: int = 0, refit: float = 0.1, iterations: int = 30) -> None:
+        super().__init__(space, seed)
+        self.refit = check_number("refit", refit, 0.0, 10.0)
+        self.iterations = check_int("iterations", iterations, 0)
+        self._warm: dict[str, list[float]] | None = None
+        self._fitted_on = 0
+        self._sobol = 0
+
+    def state(self) -> dict[str, Any]:
+        """GP hyperparameters (raw values), the size of the last fit, the Sobol position: JSON."""
+        return {"gp": self._warm, "fitted_on": self._fitted_on, "sobol": self._sobol}
+
+    def restore(self, state: dict[str, Any]) -> None:
+        """Sets what `state()` saved."""
+        self._warm = state.get("gp")
+        self._fitted_on = int(state.get("fitted_on", 0))
+        self._sobol = int(state.get("sobol", 0))
+
+    def _next_sobol(self, n: int) -> np.ndarray:
+        """The next `n` points of the strategy's scrambled Sobol sequence, snapped."""
+        self._sobol += n
+        return self.cube.snap(sobol_points(self.dim, self.seed, self._sobol - n, n))
+
+    def _fit_carried(self, fit: Callable[..., tuple[Any, dict[str, list[float]]]], X: torch.Tensor, y: torch.Tensor) -> Any:
+        """`fit(X, y, warm, iterations)`, refitting only when the data has grown by `refit`."""
+        refit = self._warm is None or len(X) >= (1 + self.refit) * self._fitted_on
+        model, warm = fit(X, y, self._warm, self.iterations if refit else 0)
+        if refit:
+            self._warm, self._fitted_on = warm, len(X)
+        return model
