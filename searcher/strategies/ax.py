@@ -42,7 +42,7 @@ import pandas as pd
 from searcher.errors import SearcherError
 from searcher.space import Space
 from searcher.strategies.base import StrategyBase, step_rng
-from searcher.strategies.peers import require
+from searcher.strategies.peers import ParameterColumns, require
 from searcher.validation import check_int
 
 __all__ = ["AxSearch"]
@@ -102,25 +102,13 @@ class AxSearch(StrategyBase):
         self._dispatch, self._structs, self._exhausted = generation_strategy_dispatch, structs, SearchSpaceExhausted
         # (name, first column, width: 0 for a float) of each parameter; names by position, so
         # that no parameter name can clash with the metric or with Ax's expression syntax
-        self._columns = [(f"x{i}", c.start, c.width if c.kind == "categorical" else 0) for i, c in enumerate(self.cube.columns)]
+        self._columns = ParameterColumns(self.cube, [f"x{i}" for i in range(len(self.cube.columns))])
 
     def _parameters(self) -> list[Any]:
         ax = self._ax
         return [ax.ChoiceParameterConfig(name=name, values=list(range(width)), parameter_type="int", is_ordered=False) if width
                 else ax.RangeParameterConfig(name=name, bounds=(0.0, 1.0), parameter_type="float")
                 for name, _, width in self._columns]
-
-    def _params(self, x: np.ndarray) -> dict[str, Any]:
-        return {name: int(np.argmax(x[c : c + w])) if w else float(x[c]) for name, c, w in self._columns}
-
-    def _point(self, params: dict[str, Any]) -> np.ndarray:
-        x = np.zeros(self.dim)
-        for name, c, w in self._columns:
-            if w:
-                x[c + int(params[name])] = 1.0
-            else:
-                x[c] = float(params[name])
-        return x
 
     def _client(self, seed: int) -> tuple[Any, Any]:
         """A client with its experiment and objective, and Ax's default generation strategy (set on it)."""
@@ -136,7 +124,7 @@ class AxSearch(StrategyBase):
     def _attach(self, client: Any, experiment: Any, X: np.ndarray, loss: np.ndarray) -> None:
         """Each told point as a completed trial with its loss: what `attach_trial` then
         `complete_trial(i, {"loss": v})` do point by point, with the data attached in one table."""
-        indices = [client.attach_trial(self._params(x)) for x in X]
+        indices = [client.attach_trial(self._columns.params(x)) for x in X]
         if not indices:
             return
         from ax.core.data import Data
@@ -171,5 +159,5 @@ class AxSearch(StrategyBase):
                     raise self._exhausted_error(step, len(points), n, len(X)) from exc
                 if not got:
                     raise SearcherError(f"Ax generated no trial at step {step} ({len(points)} of {n} asked, {len(X)} told).")
-                points += [self._point(params) for params in got.values()]
+                points += [self._columns.point(params) for params in got.values()]
         return self.cube.snap(np.stack(points))

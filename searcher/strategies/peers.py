@@ -22,11 +22,11 @@ from typing import Any
 import numpy as np
 
 from searcher.errors import PluginError
-from searcher.space import Space
+from searcher.space import Cube, Space
 from searcher.strategies.base import StrategyBase, step_rng
 from searcher.validation import check_int, check_number, invalid
 
-__all__ = ["CMAESSearch", "TPESearch", "check_flag", "require"]
+__all__ = ["CMAESSearch", "ParameterColumns", "TPESearch", "check_flag", "require"]
 
 
 def check_flag(name: str, value: Any, owner: str | None = None) -> bool:
@@ -62,6 +62,34 @@ def _quiet_optuna() -> Iterator[None]:
         logger.setLevel(level)
 
 
+class ParameterColumns:
+    """Each parameter of a cube as one value, as TPE and Ax take them: a float in [0, 1] per
+    continuous column, a category index per one-hot block. Iterates `(name, first column, width)`,
+    width 0 for a float; `names` replace the parameters' own (Ax: names by position)."""
+
+    def __init__(self, cube: Cube, names: list[str] | None = None) -> None:
+        self.dim = cube.dim
+        names = names or [c.name for c in cube.columns]
+        self._columns = [(name, c.start, c.width if c.kind == "categorical" else 0) for name, c in zip(names, cube.columns)]
+
+    def __iter__(self) -> Iterator[tuple[str, int, int]]:
+        return iter(self._columns)
+
+    def params(self, x: np.ndarray) -> dict[str, Any]:
+        """A cube point -> one value per parameter."""
+        return {name: int(np.argmax(x[c : c + w])) if w else float(x[c]) for name, c, w in self._columns}
+
+    def point(self, params: dict[str, Any]) -> np.ndarray:
+        """One value per parameter -> the cube point."""
+        x = np.zeros(self.dim)
+        for name, c, w in self._columns:
+            if w:
+                x[c + int(params[name])] = 1.0
+            else:
+                x[c] = float(params[name])
+        return x
+
+
 class TPESearch(StrategyBase):
     """Optuna's multivariate TPE sampler (constant liar within a batch), one distribution per
     parameter: a float in [0, 1] per cube column, a categorical per one-hot block.
@@ -75,24 +103,12 @@ class TPESearch(StrategyBase):
         self.n_startup = check_int("n_startup", n_startup, 1)
         self._optuna = require("optuna", "tpe")
         dists = self._optuna.distributions
-        # (name, first column, width: 0 for a float) of each parameter in the cube
-        self._columns = [(c.name, c.start, c.width if c.kind == "categorical" else 0) for c in self.cube.columns]
+        self._columns = ParameterColumns(self.cube)
         self._dists = {
             name: dists.CategoricalDistribution(list(range(width))) if width else dists.FloatDistribution(0.0, 1.0)
             for name, _, width in self._columns
         }
 
-    def _params(self, x: np.ndarray) -> dict[str, Any]:
-        return {name: int(np.argmax(x[c : c + w])) if w else float(x[c]) for name, c, w in self._columns}
-
-    def _point(self, params: dict[str, Any]) -> np.ndarray:
-        x = np.zeros(self.dim)
-        for name, c, w in self._columns:
-            if w:
-                x[c + params[name]] = 1.0
-            else:
-                x[c] = params[name]
-        return x
 
     def ask(self, n: int, step: int) -> np.ndarray:
         n = check_int("n", n, 1)
@@ -103,8 +119,8 @@ class TPESearch(StrategyBase):
                 seed=int(step_rng(self.seed, step).integers(2**31)), n_startup_trials=self.n_startup, multivariate=True, constant_liar=True
             )
             study = optuna.create_study(direction="maximize", sampler=sampler)
-            study.add_trials([optuna.trial.create_trial(params=self._params(x), distributions=self._dists, value=float(v)) for x, v in zip(X, loss)])
-            return self.cube.snap(np.stack([self._point(study.ask(self._dists).params) for _ in range(n)]))
+            study.add_trials([optuna.trial.create_trial(params=self._columns.params(x), distributions=self._dists, value=float(v)) for x, v in zip(X, loss)])
+            return self.cube.snap(np.stack([self._columns.point(study.ask(self._dists).params) for _ in range(n)]))
 
 
 class CMAESSearch(StrategyBase):
