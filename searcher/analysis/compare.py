@@ -39,12 +39,23 @@ from searcher.objective import FAILURE
 from searcher.space import one_hot_weighted
 from searcher.strategies import STRATEGIES
 
-__all__ = ["compare", "diversity", "failure_modes", "mode_labels", "new_failures", "strategy_options"]
+__all__ = ["compare", "diversity", "failure_modes", "mode_labels", "new_failures", "repeated", "strategy_options"]
+
+
+def repeated(X: Sequence[np.ndarray] | np.ndarray) -> np.ndarray:
+    """Per point (in evaluation order): True if an earlier point is the same to 9 decimals."""
+    seen: set[tuple[float, ...]] = set()
+    out = np.zeros(len(X), bool)
+    for i, x in enumerate(X):
+        key = tuple(np.round(np.asarray(x, float), 9).tolist())
+        out[i] = key in seen
+        seen.add(key)
+    return out
 
 
 def _repeated(trials: pd.DataFrame) -> np.ndarray:
     """Per trial: True if an earlier trial evaluated the same unit-cube point."""
-    return trials["x"].map(lambda x: tuple(np.round(x, 9))).duplicated().to_numpy()
+    return repeated(trials["x"].tolist())
 
 
 def new_failures(trials: pd.DataFrame) -> np.ndarray:

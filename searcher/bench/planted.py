@@ -15,8 +15,9 @@ from typing import Any
 
 import numpy as np
 
+from searcher.analysis.compare import repeated
 from searcher.bench.cases import Case
-from searcher.bench.score import repeated, run_scores
+from searcher.bench.score import run_scores
 from searcher.strategies import make_strategy
 
 __all__ = ["BATCH", "run_planted"]

@@ -2,7 +2,7 @@
 
 Failures are distinct failing points (the targets are deterministic: a point evaluated again is
 counted under `repeats`, never as another failure; points are the same when they agree to 9
-decimals, as `searcher.compare` counts them). Breadth is how many regions (planted) or failure
+decimals: `searcher.analysis.compare.repeated`, as `searcher compare` counts them). Breadth is how many regions (planted) or failure
 modes (campaigns) the failures hit; effective breadth is `exp(entropy)` of the failures'
 distribution over them (Hill's number of order 1): 1.0 when every failure lies in one region,
 `n` when they are spread evenly over `n`, and 0 for a run with no failures (so never NaN). It tells
@@ -17,18 +17,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["breadth", "effective_breadth", "repeated", "run_scores"]
-
-
-def repeated(X: np.ndarray) -> np.ndarray:
-    """Per point (rows of `X`, in evaluation order): True if an earlier row is the same point."""
-    seen: set[tuple[float, ...]] = set()
-    out = np.zeros(len(X), bool)
-    for i, x in enumerate(np.round(np.asarray(X, float), 9)):
-        key = tuple(x.tolist())
-        out[i] = key in seen
-        seen.add(key)
-    return out
+__all__ = ["breadth", "effective_breadth", "run_scores"]
 
 
 def breadth(counts: Sequence[int] | np.ndarray) -> int:

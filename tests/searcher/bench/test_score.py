@@ -3,7 +3,8 @@
 import numpy as np
 import pytest
 
-from searcher.bench.score import breadth, effective_breadth, repeated, run_scores
+from searcher.analysis.compare import repeated
+from searcher.bench.score import breadth, effective_breadth, run_scores
 
 
 @pytest.mark.parametrize("counts, expected", [
