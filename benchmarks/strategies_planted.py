@@ -15,12 +15,12 @@ The issue asks BO at the default alpha for >= 5x random's failures and at least 
 from __future__ import annotations
 
 import argparse
-import time
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
+from searcher.bench.planted import ask_tell
 from searcher.cli.args import assignments
 from searcher.space import Continuous, Space
 from searcher.strategies import make_strategy
@@ -31,16 +31,7 @@ def run(strategy: str, seed: int, budget: int, batch: int, alpha: float | None, 
     """One campaign of `budget` evaluations in batches of `batch` (BO: with `options`); its score and timing."""
     space = Space([Continuous(f"x{i}", 0.0, 1.0) for i in range(planted.dim)])
     options = {**(options if strategy == "bo" else {}), **({} if alpha is None else {"alpha": alpha})}
-    s = make_strategy(strategy, space, seed=seed, **options)
-    X_all, times = [], []
-    for step in range((budget + batch - 1) // batch):
-        n = min(batch, budget - step * batch)
-        t = time.perf_counter()
-        X = s.ask(n, step)
-        times.append(time.perf_counter() - t)
-        s.tell(X, planted.loss(X))
-        X_all.append(X)
-    X = np.concatenate(X_all)
+    X, times = ask_tell(make_strategy(strategy, space, seed=seed, **options), planted.loss, budget, batch)
     _, first = np.unique(X, axis=0, return_index=True)
     hits = planted.region_of(X[np.sort(first)])  # distinct points: a repeat finds nothing new
     return {"strategy": strategy, "alpha": alpha, "seed": seed, "failures": int((hits >= 0).sum()), "repeats": len(X) - len(first),

@@ -11,6 +11,7 @@ scores in any process.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -18,11 +19,25 @@ import numpy as np
 from searcher.analysis.compare import repeated
 from searcher.bench.cases import Case
 from searcher.bench.score import run_scores
-from searcher.strategies import make_strategy
+from searcher.strategies import Strategy, make_strategy
 
-__all__ = ["BATCH", "run_planted"]
+__all__ = ["BATCH", "ask_tell", "run_planted"]
 
 BATCH = 4
+
+
+def ask_tell(strategy: Strategy, loss: Callable[[np.ndarray], np.ndarray], budget: int, batch: int = BATCH) -> tuple[np.ndarray, list[float]]:
+    """`budget` evaluations of `loss` in batches of `batch`: every point asked, in order, and the
+    seconds each `ask` took."""
+    asked, times = [], []
+    for step in range((budget + batch - 1) // batch):
+        n = min(batch, budget - step * batch)
+        t = time.perf_counter()
+        X = strategy.ask(n, step)
+        times.append(time.perf_counter() - t)
+        strategy.tell(X, loss(X))
+        asked.append(X)
+    return np.concatenate(asked), times
 
 
 def run_planted(case: Case, strategy: str, seed: int, budget: int) -> dict[str, Any]:
@@ -31,15 +46,7 @@ def run_planted(case: Case, strategy: str, seed: int, budget: int) -> dict[str, 
     start = time.perf_counter()
     regions = case.regions()
     s = make_strategy(strategy, regions.space, seed=seed, budget=budget)
-    asked, times = [], []
-    for step in range((budget + BATCH - 1) // BATCH):
-        n = min(BATCH, budget - step * BATCH)
-        t = time.perf_counter()
-        X = s.ask(n, step)
-        times.append(time.perf_counter() - t)
-        s.tell(X, regions.loss(X, score=case.score))
-        asked.append(X)
-    X = np.concatenate(asked)
+    X, times = ask_tell(s, lambda X: regions.loss(X, score=case.score), budget)
     again = repeated(X)
     labels = np.where(again, -1, regions.region_of(X))  # a repeat finds nothing new
     return {"case": case.name, "kind": case.kind, "strategy": strategy, "seed": seed, "budget": budget,
