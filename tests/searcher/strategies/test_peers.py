@@ -75,13 +75,6 @@ def test_ax_asks_proposable_points_deterministically_and_resumes():
     assert not np.array_equal(make_strategy("ax", MIXED, seed=4).ask(4, 0), X[:4])
 
 
-def test_ax_finds_failures_on_an_easy_planted_case():
-    pytest.importorskip("ax", reason="the 'ax' strategy needs ax-platform: pip install 'searcher[baselines]'")
-    X = drive(make_strategy("ax", CUBE3, seed=0), steps=3, loss=EASY.loss)
-    assert_proposable(X, CUBE3)
-    assert EASY.failures_found(X) >= 1
-
-
 def test_ax_says_so_when_a_small_space_runs_out_of_new_points():
     pytest.importorskip("ax", reason="the 'ax' strategy needs ax-platform: pip install 'searcher[baselines]'")
     strategy = make_strategy("ax", Space([Categorical("c", ("x", "y", "z"))]), seed=0)
@@ -129,13 +122,6 @@ def test_cmame_replays_generations_and_draws_past_their_end_from_the_emitters():
     assert_proposable(b.ask(6, 7))
 
 
-def test_cmame_finds_failures_on_an_easy_planted_case():
-    pytest.importorskip("ribs", reason="the 'cmame' strategy needs ribs: pip install 'searcher[baselines]'")
-    X = drive(make_strategy("cmame", CUBE3, seed=0), steps=6, loss=EASY.loss)
-    assert_proposable(X, CUBE3)
-    assert EASY.failures_found(X) >= 1
-
-
 # --------------------------------------------------------------------------- cmaes with restarts
 
 
@@ -164,7 +150,9 @@ def test_cmaes_restarts_a_stopped_run_with_twice_the_population():
     assert make_strategy("cmaes", CUBE3, restarts="false").restarts is False
 
 
-def test_cmaes_finds_failures_on_an_easy_planted_case():
-    pytest.importorskip("cmaes", reason="the 'cmaes' strategy needs cmaes: pip install 'searcher[baselines]'")
-    X = drive(make_strategy("cmaes", CUBE3, seed=0), steps=6, loss=EASY.loss)
+@pytest.mark.parametrize(("name", "package", "steps"), [("ax", "ax-platform", 3), ("cmame", "ribs", 6), ("cmaes", "cmaes", 6)])
+def test_a_peer_finds_failures_on_an_easy_planted_case(name, package, steps):
+    pytest.importorskip(package.split("-")[0], reason=f"the {name!r} strategy needs {package}: pip install 'searcher[baselines]'")
+    X = drive(make_strategy(name, CUBE3, seed=0), steps=steps, loss=EASY.loss)
+    assert_proposable(X, CUBE3)
     assert EASY.failures_found(X) >= 1
