@@ -39,7 +39,7 @@ from searcher.objective import FAILURE
 from searcher.space import one_hot_weighted
 from searcher.strategies import STRATEGIES
 
-__all__ = ["compare", "diversity", "failure_modes", "mode_labels", "new_failures", "repeated", "strategy_options"]
+__all__ = ["compare", "diversity", "failure_modes", "mode_labels", "new_failures", "one_hot_blocks", "repeated", "strategy_options"]
 
 
 def repeated(X: Sequence[np.ndarray] | np.ndarray) -> np.ndarray:
@@ -117,7 +117,10 @@ def mode_labels(runs: Sequence[pd.DataFrame], strategies: Sequence[str], modes: 
     return out
 
 
-def _one_hot_blocks(generator: str, options: dict[str, Any]) -> list[tuple[int, int]]:
+def one_hot_blocks(generator: str, options: dict[str, Any]) -> list[tuple[int, int]]:
+    """The one-hot blocks of the cube a comparison of `generator` searches (`options`: the
+    campaign options, for generator_options, vary and fix): categories weigh as one coordinate in
+    the failure modes."""
     import generators
 
     space, _ = search_space(generators.load(generator, **dict(options.get("generator_options") or {})).space,
@@ -225,7 +228,7 @@ def compare(
 
     rows, curves = [], []
     runs = [load_campaign(job["out"]).trials for job in jobs]
-    found = failure_modes(runs, [job["strategy"] for job in jobs], modes, _one_hot_blocks(generator, campaign_options))
+    found = failure_modes(runs, [job["strategy"] for job in jobs], modes, one_hot_blocks(generator, campaign_options))
     for job, trials, n_modes in zip(jobs, runs, found):
         fail = new_failures(trials)
         rows.append({"strategy": job["strategy"], "alpha": job["alpha"], "seed": job["seed"], "evaluations": len(trials),

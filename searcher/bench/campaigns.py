@@ -16,23 +16,15 @@ from typing import Any
 
 import numpy as np
 
-from searcher.analysis.compare import compare, diversity, mode_labels
+from searcher.analysis.compare import compare, mode_labels, one_hot_blocks, repeated
 from searcher.bench.cases import Case
 from searcher.bench.planted import BATCH
 from searcher.bench.score import run_scores
-from searcher.campaign import load_campaign, search_space
+from searcher.campaign import load_campaign
 
 __all__ = ["MODES", "run_campaigns"]
 
 MODES = 16
-
-
-def _blocks(case: Case) -> list[tuple[int, int]]:
-    """The one-hot blocks of the campaign's cube (categories weigh as one coordinate in the modes)."""
-    import generators
-
-    space, _ = search_space(generators.load(case.options["generator"], **dict(case.options["generator_options"])).space, None, None)
-    return space.cube.blocks
 
 
 def run_campaigns(case: Case, strategies: Sequence[str], seeds: Sequence[int], budget: int, out: Path, parallel: int = 1,
@@ -47,9 +39,9 @@ def run_campaigns(case: Case, strategies: Sequence[str], seeds: Sequence[int], b
     jobs = [(s, seed) for s in strategies for seed in seeds]
     runs = [load_campaign(directory / "runs" / f"{s}-s{seed}").trials for s, seed in jobs]
     rows = []
-    for (strategy, seed), trials, labels in zip(jobs, runs, mode_labels(runs, [s for s, _ in jobs], MODES, _blocks(case))):
+    for (strategy, seed), trials, labels in zip(jobs, runs, mode_labels(runs, [s for s, _ in jobs], MODES, one_hot_blocks(o["generator"], o))):
         created = trials["created"].to_numpy(float) if len(trials) else np.zeros(1)
         rows.append({"case": case.name, "kind": case.kind, "strategy": strategy, "seed": seed, "budget": budget,
-                     **run_scores(labels, int(diversity(trials)["repeats"]) if len(trials) else 0, MODES),
+                     **run_scores(labels, int(repeated(trials["x"].tolist()).sum()), MODES),
                      "median_ask_s": float("nan"), "seconds": float(created.max() - created.min()) * 86400.0})  # Julian days
     return rows
