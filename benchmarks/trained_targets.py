@@ -18,9 +18,10 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from generators.faces.procedural import render_rows
 from searcher.causal import wilson_interval
 from targets.trained import GenderCNN, SmileCNN
-from targets.trained.data import balanced_rows, ppb_rows, render, truth_labels
+from targets.trained.data import balanced_rows, ppb_rows, truth_labels
 
 __all__ = ["error_table", "evaluate", "main", "markdown"]
 
@@ -73,7 +74,7 @@ def evaluate(task: str, n: int = 2000, resolution: int = 128, seed: int = 1, wei
         sets["ppb-like"] = ppb_rows(n, seed)
     out = {}
     for name, rows in sets.items():
-        batch = render(rows, resolution=resolution, seed=seed)
+        batch = render_rows(rows, resolution=resolution, seed=seed)
         pred = model.predict(batch.images).label
         wrong = np.array([model.labels.index(p) for p in pred]) != truth_labels(batch.truth, task)
         out[name] = error_table(wrong, groups(batch.truth, task))

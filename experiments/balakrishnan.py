@@ -39,10 +39,11 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from generators.faces.procedural import render_rows
 from searcher.causal import ate, logistic_effects, subgroup_error_rates
 from searcher.figures import pyplot, save
 from targets.trained import GenderCNN
-from targets.trained.data import ppb_rows, render, truth_labels
+from targets.trained.data import ppb_rows, truth_labels
 
 __all__ = ["experimental", "figure", "main", "observational", "report", "run"]
 
@@ -54,7 +55,7 @@ INTERACTION = "long_hair x feminine"
 
 def observational(n: int, seed: int, resolution: int = 128) -> dict[str, Any]:
     """`gender-cnn` on a PPB-like sample: one row per face, error by skin x gender, and the naive gap."""
-    batch = render(ppb_rows(n, seed + 1), resolution=resolution, seed=seed + 1)
+    batch = render_rows(ppb_rows(n, seed + 1), resolution=resolution, seed=seed + 1)
     model = GenderCNN()
     pred = np.array([model.labels.index(p) for p in model.predict(batch.images).label])
     truth = batch.truth

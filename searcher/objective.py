@@ -91,7 +91,8 @@ class Judge:
     Attributes:
         task: "detect" or "classify".
         labels: a classify target's labels; truth below `cut` is `labels[0]`, at or above `labels[1]`.
-        truth_column, cut: the truth a classify target is judged against.
+        truth_column, cut: the truth a classify target is judged against; no cut for a column that
+            holds the labels themselves (a learned generator's condition, `generators.learned`).
         margin: truth within `margin` of the cut is ambiguous (0: never).
         loss: "zero-one" or "score" (a classify target's `1 - p(true label)`, a detect target's
             `detection_loss`).
@@ -121,12 +122,13 @@ class Judge:
             declared = getattr(target, "truth", None)
             truth_column = truth_column or (declared[0] if declared else None)
             cut = cut if cut is not None else (declared[1] if declared else None)
-            if truth_column is None or cut is None:
+            if truth_column is None:
                 raise ParameterError(
                     f"A classify target needs the truth it is judged against: give truth_column= and cut= "
-                    f"(e.g. truth_column='smile', cut=0.5); {type(target).__name__} declares none."
+                    f"(e.g. truth_column='smile', cut=0.5), or truth_column= alone for a column that holds its labels "
+                    f"(a learned generator's condition); {type(target).__name__} declares none."
                 )
-            return cls("classify", tuple(target.labels), truth_column, float(cut), margin, loss)
+            return cls("classify", tuple(target.labels), truth_column, None if cut is None else float(cut), margin, loss)
         if target.task != "detect":
             raise ParameterError(f"Campaigns and transects judge detect and classify targets; "
                                  f"{type(target).__name__} is a {target.task!r} target.")
@@ -137,14 +139,23 @@ class Judge:
 
     def check(self, truth: Mapping[str, Any]) -> None:
         """Raises a ParameterError unless a classify target can be judged on this truth row: the
-        truth column must be there and numeric (a cut splits it in two)."""
+        truth column must be there and hold either a number (a cut splits it in two) or one of the
+        target's labels (a learned generator's condition, judged as it was asked)."""
         if self.task == "detect":
             return
         if self.truth_column not in truth:
             raise ParameterError(f"The truth column {self.truth_column!r} is not in what the generator rendered. "
                                  f"Truth columns: {', '.join(map(str, truth))}.")
         value = truth[self.truth_column]
-        if isinstance(value, (bool, str)) or not isinstance(value, (int, float, np.integer, np.floating)):
+        if isinstance(value, str):
+            if value not in self.labels:
+                raise ParameterError(f"The truth column {self.truth_column!r} holds {value!r}: neither a number a cut can split nor "
+                                     f"one of the target's labels ({', '.join(map(repr, self.labels))}).")
+            return
+        if self.cut is None and not isinstance(value, bool) and isinstance(value, (int, float, np.integer, np.floating)):
+            raise ParameterError(f"The truth column {self.truth_column!r} holds numbers: give the cut that splits it "
+                                 f"into the labels {', '.join(map(repr, self.labels))} (e.g. cut=0.5).")
+        if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
             numeric = [k for k, v in truth.items() if isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, bool)]
             raise ParameterError(f"The truth column {self.truth_column!r} holds {value!r}, not a number a cut can split. "
                                  f"Numeric truth columns: {', '.join(map(str, numeric))}.")
@@ -155,6 +166,8 @@ class Judge:
         if self.task == "detect":
             return True
         self.check(truth)
+        if isinstance(truth[self.truth_column], str):
+            return truth[self.truth_column]
         value = float(truth[self.truth_column])
         if abs(value - self.cut) < self.margin:
             return None

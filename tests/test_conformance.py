@@ -9,12 +9,13 @@ from searcher.errors import PluginError
 from searcher.strategies import STRATEGIES
 from searcher.testing import GENERATOR_CHECKS, STRATEGY_CHECKS, TARGET_CHECKS, CallableTarget, FakeGenerator
 
-SMALL = {"faces": {"resolution": 64}, "faces-latent": {"resolution": 64}}  # keep the suite fast
-# These need a server or a model file; tests/targets/test_http_*.py and test_local_targets.py run the same checks on them.
-NEEDS_OPTIONS = {"http", "torch", "onnx"}
+SMALL = {"faces": {"resolution": 64}, "faces-latent": {"resolution": 64}, "faces-cvae": {"resolution": 64}}  # keep the suite fast
+# These need a server or a model file; tests/targets/test_http_*.py, test_local_targets.py and
+# tests/generators/test_checkpoint.py run the same checks on them.
+NEEDS_OPTIONS = {"http", "torch", "onnx", "checkpoint"}
 
 
-@pytest.fixture(scope="module", params=[*generators.available(), "fake"])
+@pytest.fixture(scope="module", params=[*(name for name in generators.available() if name not in NEEDS_OPTIONS), "fake"])
 def generator(request):
     return FakeGenerator() if request.param == "fake" else generators.load(request.param, **SMALL.get(request.param, {}))
 

@@ -40,7 +40,7 @@ from searcher.space import (
 )
 from searcher.validation import check_int
 
-__all__ = ["FACE_SPACE", "ProceduralFaces", "everyday_mix", "render_attributes"]
+__all__ = ["FACE_SPACE", "ProceduralFaces", "everyday_mix", "plain_rows", "render_attributes", "render_rows"]
 
 def everyday_mix(rows: list[dict[str, Any]], rng: np.random.Generator) -> None:
     """Dependencies of an everyday population, applied to rows drawn from the independent priors.
@@ -180,3 +180,17 @@ class ProceduralFaces:
 def check_resolution(resolution: Any) -> int:
     """The image side in pixels, an integer in [64, 256]."""
     return check_int("resolution", resolution, 64, 256)
+
+
+def plain_rows(n: int, rng: np.random.Generator) -> list[dict[str, Any]]:
+    """`n` parameter dicts, each parameter drawn independently from its prior in `FACE_SPACE`."""
+    columns = {p.name: p.sample(rng, n) for p in FACE_SPACE.params}
+    return [{name: col[i] for name, col in columns.items()} for i in range(n)]
+
+
+def render_rows(rows: list[dict[str, Any]], resolution: int, seed: int, chunk: int = 512) -> Batch:
+    """Renders `rows` with `faces` at `resolution`, in chunks (the same pixels as one call)."""
+    gen = ProceduralFaces(resolution=resolution)
+    parts = [gen.generate(rows[i : i + chunk], seed=seed) for i in range(0, len(rows), chunk)]
+    images = np.concatenate([b.images for b in parts])
+    return Batch(images=images, truth=pd.concat([b.truth for b in parts], ignore_index=True))

@@ -10,6 +10,7 @@
     searcher transect --target dlib-hog --out runs/transects
     searcher analyze runs/transects
     searcher verify -n 100 --out runs/verify
+    searcher validate-generator faces-cvae -n 200 --out runs/validate
     searcher gallery runs/bo
     searcher annotate runs/transects --attributes skin_tone,fakeness --annotator alice
     searcher doctor runs/bo                         what state a campaign directory is in
@@ -53,6 +54,7 @@ COMMANDS: dict[str, str] = {
     "bench": "bench",
     "transect": "transect",
     "verify": "verify",
+    "validate-generator": "validate_generator",
     "analyze": "analyze",
     "gallery": "gallery",
     "annotate": "annotate",

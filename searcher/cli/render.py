@@ -17,6 +17,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("-n", type=int, default=64, help="how many faces (default: 64)")
     p.add_argument("--seed", type=int, default=0, help="seed of the prior draw and of the rendering (default: 0)")
     p.add_argument("--resolution", type=int, help="image side in pixels, 64 to 256 (default: the generator's, 128 for faces)")
+    p.add_argument("--generator-option", action="append", default=[], metavar="KEY=VALUE",
+                   help="a generator option, e.g. spec=my_gan.toml for checkpoint (repeatable)")
     p.add_argument("--set", action="append", default=[], metavar="NAME=VALUE", help="hold a parameter fixed, e.g. --set yaw=30 (repeatable)")
     p.add_argument("--out", default="sheet.png", help="where to write the contact sheet PNG (default: sheet.png)")
     p.add_argument("--truth", metavar="CSV", help="also write the rendered attributes to this CSV")
@@ -28,7 +30,9 @@ def run(args: argparse.Namespace) -> int:
 
     check_int("-n", args.n, 1)
     check_int("--seed", args.seed, 0)
-    options = {} if args.resolution is None else {"resolution": args.resolution}
+    options = assignments(args.generator_option, "--generator-option")
+    if args.resolution is not None:
+        options["resolution"] = args.resolution
     gen = generators.load(args.generator, **options)
     fixed = assignments(args.set)
     params = [{**p, **fixed} for p in gen.space.sample(args.n, seed=args.seed)]

@@ -4,7 +4,7 @@ the other modules of this package make."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pandas as pd
@@ -42,7 +42,7 @@ def kind_of(path: Path) -> str:
 
 
 def _now() -> str:
-    return datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    return datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
 
 
 def _gallery_sections(src: Source, limit: int, caption: Callable[[pd.Series], list[str]]) -> tuple[list[Section], list[Table]]:

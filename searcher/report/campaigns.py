@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -94,7 +94,7 @@ def _when(results: Sequence[CampaignResult]) -> str:
     created = pd.concat([r.trials["created"] for r in results if len(r.trials)])
     start, end = ((created.agg(f) - 2440587.5) * 86400 for f in ("min", "max"))
     fmt = "%Y-%m-%d %H:%M"
-    first, last = (datetime.fromtimestamp(s, timezone.utc) for s in (start, end))
+    first, last = (datetime.fromtimestamp(s, UTC) for s in (start, end))
     last_text = last.strftime("%H:%M" if last.date() == first.date() else fmt)
     return f"They ran from {first.strftime(fmt)} to {last_text} UTC ({_duration(end - start)})."
 

@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 import json
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pandas as pd
@@ -38,7 +38,7 @@ def transect_summary(directory: Path) -> str:
     pruned = t["pruned"].astype(object).fillna("").ne("") if "pruned" in t else pd.Series(False, index=t.index)
     answered = t["error"].notna()
     kept = ~pruned & answered
-    when = datetime.fromtimestamp((directory / "transects.csv").stat().st_mtime, timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    when = datetime.fromtimestamp((directory / "transects.csv").stat().st_mtime, UTC).strftime("%Y-%m-%d %H:%M UTC")
     return (f"{t['transect'].nunique()} transects of {size} images along {', '.join(axes)}, rendered by the "
             f"{config.get('generator', 'latent')} generator and judged by the {config.get('target', '?')} target: {len(t)} images, "
             f"{int(pruned.sum())} pruned (rated unrealistic or ambiguous, or in a transect that drifted), {int((~answered).sum())} "

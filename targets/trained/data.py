@@ -23,28 +23,19 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from generators.base import Batch
-from generators.faces.procedural import FACE_SPACE, ProceduralFaces
+from generators.faces.procedural import plain_rows
 from generators.faces.vocabulary import DARK, FEMININE, LIGHT, MASCULINE
 
 __all__ = [
     "balanced_rows",
     "gender_training_rows",
-    "plain_rows",
     "ppb_rows",
-    "render",
     "smile_training_rows",
     "truth_labels",
 ]
 
 SHORT, LONG = (0.0, 0.3), (0.6, 1.0)
 NOT_SMILING, SMILING = (0.0, 0.4), (0.6, 1.0)
-
-
-def plain_rows(n: int, rng: np.random.Generator) -> list[dict[str, Any]]:
-    """`n` parameter dicts, each parameter drawn independently from its prior in `FACE_SPACE`."""
-    columns = {p.name: p.sample(rng, n) for p in FACE_SPACE.params}
-    return [{name: col[i] for name, col in columns.items()} for i in range(n)]
 
 
 def _draw(rng: np.random.Generator, band: tuple[float, float]) -> float:
@@ -122,14 +113,6 @@ def ppb_rows(n: int, seed: int) -> list[dict[str, Any]]:
             scale=float(rng.uniform(0.9, 1.1)),
         )
     return rows
-
-
-def render(rows: list[dict[str, Any]], resolution: int, seed: int, chunk: int = 512) -> Batch:
-    """Renders `rows` with `faces` at `resolution`, in chunks (the same pixels as one call)."""
-    gen = ProceduralFaces(resolution=resolution)
-    parts = [gen.generate(rows[i : i + chunk], seed=seed) for i in range(0, len(rows), chunk)]
-    images = np.concatenate([b.images for b in parts])
-    return Batch(images=images, truth=pd.concat([b.truth for b in parts], ignore_index=True))
 
 
 def truth_labels(truth: pd.DataFrame, task: str) -> np.ndarray:

@@ -16,9 +16,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from generators.faces.procedural import render_rows
 from targets.base import LabelledImages
 from targets.local import ImageClassifier
-from targets.trained.data import balanced_rows, ppb_rows, render, truth_labels
+from targets.trained.data import balanced_rows, ppb_rows, truth_labels
 from targets.trained.model import INPUT_SIZE, MEAN, STD
 
 __all__ = ["ShippedRecipe"]
@@ -36,7 +37,7 @@ def _labelled(task: str, kind: str, n: int, seed: int, resolution: int, planted:
         rows = balanced_rows(n, seed, task)
     else:
         rows = ppb_rows(n, seed)
-    batch = render(rows, resolution=resolution, seed=seed)
+    batch = render_rows(rows, resolution=resolution, seed=seed)
     return LabelledImages(batch.images, truth_labels(batch.truth, task), batch.truth)
 
 

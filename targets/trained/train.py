@@ -19,9 +19,10 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
+from generators.faces.procedural import render_rows
 from targets.local import ImageClassifier
 from targets.trained import GenderCNN, SmileCNN, weights_path
-from targets.trained.data import gender_training_rows, render, smile_training_rows, truth_labels
+from targets.trained.data import gender_training_rows, smile_training_rows, truth_labels
 from targets.trained.model import INPUT_SIZE, MEAN, STD, SmallCNN
 
 __all__ = ["RECIPES", "fit", "main", "train"]
@@ -95,7 +96,7 @@ def train(
     n, epochs = n or default_n, epochs or default_epochs
     planted = default_planted if planted is None else planted
     start = time.perf_counter()
-    batch = render(rows_for(n, seed, p_planted=planted), resolution=64, seed=seed)
+    batch = render_rows(rows_for(n, seed, p_planted=planted), resolution=64, seed=seed)
     y = truth_labels(batch.truth, task)
     print(f"{task}: rendered {n} faces in {time.perf_counter() - start:.0f} s; {y.mean():.1%} {labels[1]!r}")
     net = fit(batch.images, y, len(labels), epochs, seed, log=print)

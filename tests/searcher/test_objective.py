@@ -129,3 +129,18 @@ def test_a_spec_builds_the_same_objective_anywhere():
     assert outcome.loss == float(objective.target.regions.loss(X)[0])
     with pytest.raises(ParameterError, match="'margin'"):
         ObjectiveSpec("planted", "planted", margin=-1)
+
+
+def test_a_label_column_judges_a_classifier_without_a_cut():
+    """A learned generator's condition holds the labels themselves: no cut, never ambiguous."""
+    clf = CallableTarget(lambda images: ["cat"] * len(images), task="classify", labels=("cat", "dog"))
+    judge = Judge.of(clf, truth_column="animal")
+    assert judge.cut is None
+    assert judge("cat", 0.9, {"animal": "cat"}) == (0.0, None)
+    assert judge("cat", 0.9, {"animal": "dog"}) == (1.0, None)
+    with pytest.raises(ParameterError, match="'animal' holds 'cow': neither a number a cut can split nor one of the target's labels"):
+        judge("cat", 0.9, {"animal": "cow"})
+    with pytest.raises(ParameterError, match="holds numbers: give the cut"):
+        judge("cat", 0.9, {"animal": 0.7})
+    with pytest.raises(ParameterError, match="truth_column= alone for a column that holds its labels"):
+        Judge.of(clf)

@@ -100,7 +100,7 @@ def test_toml_values_of_the_wrong_shape(tmp_path, capsys, toml, needle):
 
 @pytest.mark.parametrize(("column", "needle"), [
     ("nosuch", "The truth column 'nosuch' is not in what the generator rendered. Truth columns: skin_tone"),
-    ("hair_color", "The truth column 'hair_color' holds 'brown', not a number a cut can split"),
+    ("hair_color", "The truth column 'hair_color' holds 'brown': neither a number a cut can split"),
 ])
 def test_a_truth_column_that_cannot_judge_is_refused_before_any_evaluation(tmp_path, capsys, column, needle):
     out = tmp_path / "run"

@@ -64,7 +64,7 @@ def test_a_classify_target_is_judged_by_the_truth_cut_and_loss_given(tmp_path):
 
 @pytest.mark.parametrize(("extra", "needle"), [
     (["--truth", "nosuch"], "The truth column 'nosuch' is not in what the generator rendered. Truth columns: skin_tone"),
-    (["--truth-column", "hair_color"], "The truth column 'hair_color' holds 'brown', not a number a cut can split"),
+    (["--truth-column", "hair_color"], "The truth column 'hair_color' holds 'brown': neither a number a cut can split"),
     (["--cut", "5"], "--cut 5 lies outside gender_presentation's range [0, 1]"),
 ])
 def test_a_truth_that_cannot_judge_is_refused_before_any_evaluation(tmp_path, capsys, extra, needle):

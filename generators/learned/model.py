@@ -1,0 +1,111 @@
+"""The networks behind `faces-cvae`: a conditional VAE (Kingma et al. 2014, "M2"-style conditioning)
+whose decoder takes `[z; c]`, the latent code concatenated with one one-hot block per condition, as
+McDuff et al.'s generator takes `[z; theta]` (003_cc490b638f1b9b67.txt, Sec. 3).
+
+Why a VAE and not a conditional GAN: on two CPU cores a VAE trains in minutes and stably, and it
+comes with the encoder `E(x) -> z` that Denton et al.'s counterfactuals need (001_003fe66399ba5bbd.txt,
+Sec. 3); a GAN needs a second network trained to invert it. The price is blur, which the
+validation (`searcher validate-generator`) measures instead of hiding.
+
+- `Decoder`: `[z; c]` -> 4 x 4 x 128 -> four stride-2 transposed convolutions -> 64 x 64 RGB in [0, 1].
+- `Encoder`: a conv trunk shared by a condition head (logits of every block) and the posterior
+  `q(z | x, c)`; `Encoder.infer` feeds the head's argmax back as `c`, so `E(x)` needs only `x`.
+- `ConditionJudge`: a small CNN, trained apart on other renders, that reads the conditions off an
+  image; `validate-generator` asks it whether a generated face shows what was asked.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+__all__ = ["ConditionJudge", "Decoder", "Encoder", "ExportedEncoder", "one_hot_blocks"]
+
+WIDTHS = (128, 96, 64, 32, 16)  # decoder channels at 4, 8, 16, 32, 64 px: ~1,200 images/s on 2 cores
+
+
+def _up(c_in: int, c_out: int) -> list[nn.Module]:
+    return [nn.ConvTranspose2d(c_in, c_out, 4, 2, 1, bias=False), nn.BatchNorm2d(c_out), nn.LeakyReLU(0.2, inplace=True)]
+
+
+def _down(c_in: int, c_out: int) -> list[nn.Module]:
+    return [nn.Conv2d(c_in, c_out, 4, 2, 1, bias=False), nn.BatchNorm2d(c_out), nn.LeakyReLU(0.2, inplace=True)]
+
+
+def one_hot_blocks(index: torch.Tensor, sizes: Sequence[int]) -> torch.Tensor:
+    """`N x len(sizes)` category indices -> the concatenated one-hot blocks `N x sum(sizes)`."""
+    return torch.cat([F.one_hot(index[:, k], s).float() for k, s in enumerate(sizes)], dim=1)
+
+
+class Decoder(nn.Module):
+    """`G(z, c)`: latent `N x D` and one-hot conditions `N x C` -> images `N x 3 x 64 x 64` in [0, 1]."""
+
+    def __init__(self, latent_dim: int, cond_dim: int) -> None:
+        super().__init__()
+        w = WIDTHS
+        self.fc = nn.Linear(latent_dim + cond_dim, w[0] * 16)
+        layers: list[nn.Module] = []
+        for c_in, c_out in zip(w, w[1:]):
+            layers += _up(c_in, c_out)
+        self.body = nn.Sequential(nn.LeakyReLU(0.2), *layers, nn.Conv2d(w[-1], 3, 3, 1, 1), nn.Sigmoid())
+
+    def forward(self, z: torch.Tensor, c: torch.Tensor) -> torch.Tensor:
+        h = self.fc(torch.cat([z, c], dim=1)).view(-1, WIDTHS[0], 4, 4)
+        return self.body(h)
+
+
+class Encoder(nn.Module):
+    """`q(z | x, c)` and a condition head, on images `N x 3 x 64 x 64` in [0, 1]."""
+
+    def __init__(self, latent_dim: int, sizes: Sequence[int]) -> None:
+        super().__init__()
+        self.sizes = tuple(int(s) for s in sizes)
+        self.trunk = nn.Sequential(*_down(3, 32), *_down(32, 64), *_down(64, 128), *_down(128, 128), nn.Flatten())
+        self.head = nn.Linear(128 * 16, sum(self.sizes))
+        self.posterior = nn.Linear(128 * 16 + sum(self.sizes), 2 * latent_dim)
+
+    def forward(self, x: torch.Tensor, c: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """(mean, log-variance of q(z | x, c), condition logits)."""
+        h = self.trunk(x)
+        mu, logvar = self.posterior(torch.cat([h, c], dim=1)).chunk(2, dim=1)
+        return mu, logvar, self.head(h)
+
+    def infer(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """`E(x)`: the posterior mean given the head's own guess of the conditions, and the logits."""
+        h = self.trunk(x)
+        logits = self.head(h)
+        blocks = logits.split(self.sizes, dim=1)
+        c = torch.cat([F.one_hot(b.argmax(dim=1), b.shape[1]).to(h.dtype) for b in blocks], dim=1)
+        mu, _ = self.posterior(torch.cat([h, c], dim=1)).chunk(2, dim=1)
+        return mu, logits
+
+
+class ExportedEncoder(nn.Module):
+    """The encoder as the checkpoint format wants it: images in, `(z, condition logits)` out."""
+
+    def __init__(self, encoder: Encoder) -> None:
+        super().__init__()
+        self.encoder = encoder
+
+    def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        return self.encoder.infer(x)
+
+
+class ConditionJudge(nn.Module):
+    """Condition logits (`N x sum(sizes)`) of images `N x 3 x 64 x 64` in [0, 1]: four stride-2
+    conv blocks (16, 32, 64, 64 channels) and a linear layer, the trained targets' small CNN."""
+
+    def __init__(self, sizes: Sequence[int]) -> None:
+        super().__init__()
+        layers: list[nn.Module] = []
+        width = 3
+        for out in (16, 32, 64, 64):
+            layers += _down(width, out)
+            width = out
+        self.net = nn.Sequential(*layers, nn.Flatten(), nn.Dropout(0.3), nn.Linear(width * 16, sum(sizes)))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.net(x)

@@ -1,0 +1,202 @@
+"""Rebuilds the shipped `faces-cvae` (decoder, encoder, spec) and its condition judge.
+
+    python -m generators.learned.train            # -> generators/learned/faces_cvae/
+    python -m generators.learned.train judge      # the judge alone (cvae: the generator alone)
+
+Everything random is seeded (the parameter draws, the render, the initial weights, the batch
+order, the flips, the reparameterisation noise) and torch runs on two CPU threads with
+deterministic algorithms, so one machine reproduces the same files. The decoder and the encoder
+are written with `torch.export` (`.pt2`), the format a user's own checkpoint comes in, and loaded
+back through the `checkpoint` plug-in before the run ends.
+
+The judge (`ConditionJudge`, the trained targets' small CNN) reads skin type and gender off a face;
+it is trained on a *separate* render set (seed + 1), and `validate-generator` asks it whether a
+generated face shows the conditions it was asked for. It never sees a generated face in training,
+so it cannot have learned the generator's quirks.
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+
+from generators.faces.procedural import render_rows
+from generators.learned.data import CONDITIONS, face_weights, training_rows
+from generators.learned.model import ConditionJudge, Decoder, Encoder, ExportedEncoder, one_hot_blocks
+
+__all__ = ["HERE", "LATENT_DIM", "export", "fit_cvae", "fit_judge", "main", "train"]
+
+HERE = Path(__file__).parent / "faces_cvae"
+LATENT_DIM = 32
+SIGMA = 0.1  # the decoder's Gaussian pixel noise on the 0..1 scale: recon weight 1 / (2 sigma^2)
+
+
+def _setup(images: np.ndarray, seed: int) -> torch.Tensor:
+    """Seeds torch, two threads, deterministic kernels; uint8 NHWC -> float NCHW in [0, 1], channels-last."""
+    torch.set_num_threads(2)
+    torch.use_deterministic_algorithms(True)
+    torch.manual_seed(seed)
+    return torch.from_numpy(images).permute(0, 3, 1, 2).float().div_(255.0).contiguous(memory_format=torch.channels_last)
+
+
+def _batches(x: torch.Tensor, batch: int, gen: torch.Generator):
+    """One epoch: (indices, images with seeded horizontal flips) per batch, in a seeded order."""
+    order = torch.randperm(len(x), generator=gen)
+    flips = torch.rand(len(x), generator=gen) < 0.5
+    for i in range(0, len(x), batch):
+        b = order[i : i + batch]
+        yield b, torch.where(flips[b].view(-1, 1, 1, 1), x[b].flip(-1), x[b]).contiguous(memory_format=torch.channels_last)
+
+
+def _block_ce(logits: torch.Tensor, index: torch.Tensor, sizes: list[int]) -> torch.Tensor:
+    """Summed cross-entropy of every condition block."""
+    return sum(F.cross_entropy(block, index[:, k]) for k, block in enumerate(logits.split(sizes, dim=1)))
+
+
+def fit_cvae(images: np.ndarray, index: np.ndarray, weights: np.ndarray, teacher: ConditionJudge, epochs: int, seed: int = 0,
+             latent_dim: int = LATENT_DIM, log: Callable[[str], None] | None = None) -> tuple[Decoder, Encoder]:
+    """Trains the conditional VAE on uint8 `N x 64 x 64 x 3` images with `N x 2` condition indices
+    and `N x 64 x 64` pixel weights (`face_weights`).
+
+    Loss per image: `sum w (x - G(z, c))^2 / (2 sigma^2) + KL(q(z | x, c) || N(0, I)) + 100 CE(head(x), c)
+    + 300 CE(teacher(G(z', c')), c')`: the ELBO with the face weighted, the condition head that lets
+    `E(x)` run without labels, and a conditioning term: a frozen `teacher` (a judge trained on these
+    same renders) must read `c'` off faces drawn from the prior `z' ~ N(0, I)` with random
+    conditions, or the decoder learns to ignore `c` and take skin and gender from `z`. The KL term
+    warms up over the first epoch. Adam, learning rate 2e-3 with one-cycle decay, batch 128, flips.
+    """
+    x = torch.cat([_setup(images, seed), torch.from_numpy(weights)[:, None]], dim=1).contiguous(memory_format=torch.channels_last)
+    teacher = teacher.eval().requires_grad_(False)
+    sizes = [len(c) for c in CONDITIONS.values()]
+    idx = torch.as_tensor(index, dtype=torch.int64)
+    c_all = one_hot_blocks(idx, sizes)
+    dec = Decoder(latent_dim, sum(sizes)).to(memory_format=torch.channels_last)
+    enc = Encoder(latent_dim, sizes).to(memory_format=torch.channels_last)
+    params = list(dec.parameters()) + list(enc.parameters())
+    n, batch = len(x), 128
+    steps = epochs * ((n + batch - 1) // batch)
+    opt = torch.optim.Adam(params, lr=2e-3)
+    sched = torch.optim.lr_scheduler.OneCycleLR(opt, max_lr=2e-3, total_steps=steps, pct_start=0.05)
+    gen = torch.Generator().manual_seed(seed)
+    start, step = time.perf_counter(), 0
+    for epoch in range(epochs):
+        dec.train(), enc.train()
+        sums = np.zeros(5)
+        for b, xwb in _batches(x, batch, gen):
+            xb, wb = xwb[:, :3], xwb[:, 3:]
+            mu, logvar, logits = enc(xb, c_all[b])
+            z = mu + torch.randn(mu.shape, generator=gen) * (0.5 * logvar).exp()
+            recon = (wb * (dec(z, c_all[b]) - xb).pow(2)).flatten(1).sum(1).mean() / (2 * SIGMA**2)
+            kl = 0.5 * (mu.pow(2) + logvar.exp() - 1 - logvar).sum(1).mean()
+            ce = _block_ce(logits, idx[b], sizes)
+            asked = torch.stack([torch.randint(0, k, (len(b),), generator=gen) for k in sizes], dim=1)
+            drawn = dec(torch.randn(len(b), latent_dim, generator=gen), one_hot_blocks(asked, sizes))
+            aux = _block_ce(teacher(drawn.contiguous(memory_format=torch.channels_last)), asked, sizes)
+            warm = min(1.0, (step + 1) / (steps / epochs))
+            loss = recon + warm * kl + 100 * ce + 300 * aux
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+            sched.step()
+            step += 1
+            sums += np.array([recon.item(), kl.item(), ce.item(), aux.item(), 1.0]) * len(b)
+        if log:
+            r, k, c, a, m = sums
+            log(f"  epoch {epoch + 1}/{epochs}: recon {r / m:.0f}, KL {k / m:.1f}, head CE {c / m:.3f}, "
+                f"teacher CE {a / m:.3f} ({time.perf_counter() - start:.0f} s)")
+    return dec.eval(), enc.eval()
+
+
+def fit_judge(images: np.ndarray, index: np.ndarray, epochs: int, seed: int = 1,
+              log: Callable[[str], None] | None = None) -> ConditionJudge:
+    """Trains the condition judge on uint8 `N x 64 x 64 x 3` renders with `N x 2` condition indices
+    (summed cross-entropy of both blocks): AdamW, one-cycle learning rate 3e-3, batch 64, flips."""
+    x = _setup(images, seed)
+    sizes = [len(c) for c in CONDITIONS.values()]
+    idx = torch.as_tensor(index, dtype=torch.int64)
+    net = ConditionJudge(sizes).to(memory_format=torch.channels_last)
+    opt = torch.optim.AdamW(net.parameters(), lr=3e-3, weight_decay=1e-4)
+    sched = torch.optim.lr_scheduler.OneCycleLR(opt, max_lr=3e-3, total_steps=epochs * ((len(x) + 63) // 64))
+    gen = torch.Generator().manual_seed(seed)
+    start = time.perf_counter()
+    for epoch in range(epochs):
+        net.train()
+        correct = np.zeros(len(sizes))
+        for b, xb in _batches(x, 64, gen):
+            logits = net(xb)
+            loss = _block_ce(logits, idx[b], sizes)
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+            sched.step()
+            correct += [int((block.argmax(1) == idx[b, k]).sum()) for k, block in enumerate(logits.split(sizes, dim=1))]
+        if log:
+            accuracy = ", ".join(f"{name} {c / len(x):.1%}" for name, c in zip(CONDITIONS, correct))
+            log(f"  judge epoch {epoch + 1}/{epochs}: train accuracy {accuracy} ({time.perf_counter() - start:.0f} s)")
+    return net.eval()
+
+
+def _save(module: torch.nn.Module, example: tuple[torch.Tensor, ...], path: Path) -> Path:
+    """`torch.export` with a dynamic batch dimension on every input, saved as `.pt2`."""
+    batch = torch.export.Dim("batch", min=1, max=65536)
+    program = torch.export.export(module.to(memory_format=torch.contiguous_format), example,
+                                  dynamic_shapes=tuple({0: batch} for _ in example))
+    torch.export.save(program, path)
+    return path
+
+
+def export(dec: Decoder, enc: Encoder, out: Path) -> tuple[Path, Path]:
+    """Writes `decoder.pt2` (`(z, c) -> N x 3 x 64 x 64` in [0, 1]) and `encoder.pt2`
+    (`N x 3 x 64 x 64` in [0, 1] -> `(z, condition logits)`) with a dynamic batch dimension."""
+    out.mkdir(parents=True, exist_ok=True)
+    z = torch.zeros(2, dec.fc.in_features - enc.head.out_features)
+    c = torch.zeros(2, enc.head.out_features)
+    return _save(dec, (z, c), out / "decoder.pt2"), _save(ExportedEncoder(enc), (torch.zeros(2, 3, 64, 64),), out / "encoder.pt2")
+
+
+def train(part: str = "all", seed: int = 0, n: int = 20_000, epochs: int = 16, judge_n: int = 12_000, judge_epochs: int = 8,
+          out: Path = HERE) -> Path:
+    """Renders `n` training faces at 64 px (seed `seed`), trains the teacher on them, then the
+    conditional VAE, and exports it to `out`; renders `judge_n` other faces (seed `seed + 1`) and
+    trains and exports the judge. `part` is "all", "cvae" or "judge"."""
+    start = time.perf_counter()
+    paths: list[Path] = []
+    if part in ("all", "cvae"):
+        rows, index = training_rows(n, seed)
+        batch = render_rows(rows, resolution=64, seed=seed)
+        print(f"faces-cvae: rendered {n} faces in {time.perf_counter() - start:.0f} s")
+        teacher = fit_judge(batch.images, index, judge_epochs // 2, seed, log=print)
+        dec, enc = fit_cvae(batch.images, index, face_weights(batch.truth), teacher, epochs, seed, log=print)
+        paths += export(dec, enc, out)
+    if part in ("all", "judge"):
+        rows, index = training_rows(judge_n, seed + 1)
+        images = render_rows(rows, resolution=64, seed=seed + 1).images
+        judge = fit_judge(images, index, judge_epochs, seed + 1, log=print)
+        out.mkdir(parents=True, exist_ok=True)
+        paths.append(_save(judge, (torch.zeros(2, 3, 64, 64),), out / "judge.pt2"))
+    size = sum(p.stat().st_size for p in paths) / 2**20
+    print(f"faces-cvae: exported {', '.join(p.name for p in paths)} ({size:.1f} MiB) after {time.perf_counter() - start:.0f} s")
+    return out
+
+
+def main(argv: list[str] | None = None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("part", nargs="?", default="all", choices=("all", "cvae", "judge"))
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--n", type=int, default=20_000, help="training images of the generator")
+    ap.add_argument("--epochs", type=int, default=16)
+    ap.add_argument("--judge-n", type=int, default=12_000, help="training images of the judge")
+    ap.add_argument("--judge-epochs", type=int, default=8)
+    ap.add_argument("--out", type=Path, default=HERE, help="folder for decoder.pt2, encoder.pt2 and judge.pt2")
+    args = ap.parse_args(argv)
+    train(args.part, seed=args.seed, n=args.n, epochs=args.epochs, judge_n=args.judge_n, judge_epochs=args.judge_epochs, out=args.out)
+
+
+if __name__ == "__main__":
+    main()

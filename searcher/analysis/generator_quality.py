@@ -1,0 +1,245 @@
+"""Validation of a learned generator, as McDuff et al. characterised theirs before searching it
+(003_cc490b638f1b9b67.txt, "Validation of Image Generation"): for every combination of its
+conditions, `n` samples with `z` from the prior, and
+
+- **conditioning**: how often the face shows the condition it was asked for, read by a classifier
+  trained on real data (the spec's `[judge]`, or a classify target whose labels are a condition's
+  categories), never by one trained on the generator's samples;
+- **detection**: how often real detectors (dlib's CNN by default) find a face;
+- **quality**: the Frechet distance between dlib face-descriptor statistics (128-d, the verifier's
+  ResNet) of generated images and of reference images of the same condition (the paper reports FID
+  7.7-8.1 across its groups), beside the same distance between two reference samples (the floor
+  that finite samples give);
+- **encoder**: reconstruction of reference images through `E(x) -> z -> G(z, c)` (PSNR, and how
+  often the encoder reads the condition right), when the generator has an encoder.
+
+Distances and rates need a reference (`generator.reference(conditions, n, seed)`) where noted;
+without one those columns are left out. Each row also keeps a few images for a contact sheet.
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from scipy import linalg
+
+from searcher.causal import wilson_interval
+from searcher.errors import ParameterError
+from searcher.space import Categorical
+from searcher.validation import check_int
+
+__all__ = ["GeneratorValidation", "frechet_distance", "validate_generator"]
+
+SHEET = 16  # images kept per condition for its contact sheet
+
+
+def frechet_distance(a: np.ndarray, b: np.ndarray) -> float:
+    """Frechet distance between Gaussians fitted to the rows of `a` and `b` (FID's formula,
+    Heusel et al. 2017): `|mu_a - mu_b|^2 + Tr(S_a + S_b - 2 (S_a S_b)^(1/2))`."""
+    a, b = np.asarray(a, float), np.asarray(b, float)
+    if len(a) < 2 or len(b) < 2:
+        return float("nan")
+    mu = a.mean(0) - b.mean(0)
+    sa, sb = np.atleast_2d(np.cov(a, rowvar=False)), np.atleast_2d(np.cov(b, rowvar=False))
+    root = linalg.sqrtm(sa @ sb)
+    root = root.real if np.iscomplexobj(root) else root
+    return float(mu @ mu + np.trace(sa + sb - 2.0 * root))
+
+
+@dataclass
+class GeneratorValidation:
+    """What `validate_generator` measured.
+
+    Attributes:
+        table: one row per condition combination, then one per condition category (`group`
+            "skin_type=V-VI"), then "all": sample counts, rates with Wilson 95% intervals, the
+            Frechet distances, reconstruction.
+        sheets: group -> (images, captions) kept for contact sheets.
+        generator: the generator's name.
+    """
+
+    table: pd.DataFrame
+    sheets: dict[str, tuple[np.ndarray, list[list[str]]]] = field(default_factory=dict)
+    generator: str = ""
+
+    def write(self, out: str | Path) -> list[Path]:
+        """Writes validation.csv, validation.md and one contact sheet per combination
+        (sheet_<group>.png) to `out`; returns the paths."""
+        from searcher.figures.contact_sheet import contact_sheet
+
+        out = Path(out)
+        out.mkdir(parents=True, exist_ok=True)
+        paths = [out / "validation.csv", out / "validation.md"]
+        self.table.to_csv(paths[0], index=False)
+        paths[1].write_text(f"# {self.generator}: validation\n\n{self.markdown()}\n")
+        for group, (images, captions) in self.sheets.items():
+            path = out / f"sheet_{re.sub(r'[^A-Za-z0-9]+', '_', group).strip('_')}.png"
+            contact_sheet(images, labels=captions, columns=8).save(path)
+            paths.append(path)
+        return paths
+
+    def markdown(self) -> str:
+        """The table as markdown: rates as percentages with their intervals."""
+        t = self.table
+        rates = [c for c in t.columns if c.endswith(".rate")]
+        cols = ["group", "n", *rates, *[c for c in ("fd", "fd_floor", "psnr", "encoder_conditions") if c in t.columns]]
+        head = "| " + " | ".join(c.removesuffix(".rate") for c in cols) + " |"
+        lines = [head, "|" + "---|" * len(cols)]
+        for _, row in t.iterrows():
+            cells = []
+            for c in cols:
+                v = row[c]
+                if c.endswith(".rate"):
+                    lo, hi = row[c.replace(".rate", ".low")], row[c.replace(".rate", ".high")]
+                    cells.append("" if pd.isna(v) else f"{v:.1%} [{lo:.0%}, {hi:.0%}]")
+                elif c in ("group", "n"):
+                    cells.append(str(v))
+                elif c == "encoder_conditions":
+                    cells.append("" if pd.isna(v) else f"{v:.1%}")
+                else:
+                    cells.append("" if pd.isna(v) else f"{v:.3g}")
+            lines.append("| " + " | ".join(cells) + " |")
+        return "\n".join(lines)
+
+
+def _cells(generator: Any) -> list[dict[str, str]]:
+    """Every combination of the generator's conditions (its categorical parameters)."""
+    conditions = [p for p in generator.space.params if isinstance(p, Categorical)]
+    if not conditions:
+        return [{}]
+    return [dict(zip([c.name for c in conditions], combo)) for combo in itertools.product(*[c.choices for c in conditions])]
+
+
+def _label(cell: Mapping[str, str]) -> str:
+    return " ".join(cell.values()) or "all"
+
+
+def _rate(prefix: str, hits: np.ndarray) -> dict[str, float]:
+    hits = np.asarray(hits, bool)
+    k, n = int(hits.sum()), len(hits)
+    lo, hi = wilson_interval(k, n) if n else (np.nan, np.nan)
+    return {f"{prefix}.k": k, f"{prefix}.n": n, f"{prefix}.rate": k / n if n else np.nan, f"{prefix}.low": lo, f"{prefix}.high": hi}
+
+
+def _psnr(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    mse = ((a.astype(float) - b.astype(float)) ** 2).reshape(len(a), -1).mean(1)
+    return 10 * np.log10(255.0**2 / np.maximum(mse, 1e-10))
+
+
+def validate_generator(
+    generator: Any,
+    n: int = 100,
+    seed: int = 0,
+    detectors: Sequence[str] = ("dlib-cnn",),
+    judges: Mapping[str, str] | None = None,
+    descriptor: str | None = "dlib-verify",
+    progress: Callable[[Iterable], Iterable] | None = None,
+) -> GeneratorValidation:
+    """Validates `generator` (an instance) on `n` samples per condition combination.
+
+    Args:
+        n: samples per combination (and reference images per combination).
+        seed: seed of the latent draws (the reference uses seed + 1 and, for the floor, seed + 2).
+        detectors: detect targets whose face-found rate is reported.
+        judges: condition -> classify target (by name) whose labels are that condition's
+            categories; conditions not named here are read by the generator's own judge, if any.
+        descriptor: the verify target whose embeddings the Frechet distance compares (None: skip).
+        progress: wraps the loop over combinations (a progress bar).
+    """
+    import targets
+
+    n = check_int("n", n, 2, 100_000)
+    cells = _cells(generator)
+    names = list(cells[0])
+    judges = dict(judges or {})
+    for cond, target_name in judges.items():
+        if cond not in names:
+            raise ParameterError(f"--judge names the condition {cond!r}, which the generator does not have. Its conditions: {', '.join(names) or 'none'}.")
+        labels = tuple(getattr(targets.load(target_name), "labels", ()))
+        choices = tuple(generator.space[cond].choices)
+        if set(labels) != set(choices):
+            raise ParameterError(f"The judge {target_name!r} answers {labels}, not the categories of {cond!r} {choices}.")
+    judge_targets = {c: targets.load(t) for c, t in judges.items()}
+    own_judge = getattr(generator, "has_judge", False)
+    detect_targets = {d: targets.load(d) for d in detectors}
+    embedder = targets.load(descriptor) if descriptor else None
+    referenced = callable(getattr(generator, "reference", None))
+    encodes = getattr(generator, "has_encoder", False)
+
+    per_image: list[pd.DataFrame] = []
+    embedded: dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
+    sheets: dict[str, tuple[np.ndarray, list[list[str]]]] = {}
+    loop = progress(cells) if progress else cells
+    for k, cell in enumerate(loop):
+        label = _label(cell)
+        # the conditions are asked for; z (and anything else) comes from the prior
+        params = [{**p, **cell} for p in generator.space.sample(n, seed=seed + 1000 * k)]
+        batch = generator.generate(params, seed=seed)
+        rows = pd.DataFrame({"group": label, **{f"asked.{c}": v for c, v in cell.items()}}, index=range(n))
+        read = generator.judge(batch.images) if own_judge else pd.DataFrame(index=range(n))
+        for c, t in judge_targets.items():
+            read[c] = t.predict(batch.images).label
+        for c in names:
+            if c in read:
+                rows[f"conditioned.{c}"] = np.asarray(read[c]) == cell[c]
+        for d, t in detect_targets.items():
+            rows[f"detected.{d}"] = np.asarray(t.predict(batch.images).label, bool)
+        if referenced:
+            ref = generator.reference(cell, n, seed=seed + 1)
+            for d, t in detect_targets.items():
+                rows[f"reference_detected.{d}"] = np.asarray(t.predict(ref.images).label, bool)
+            if embedder is not None:
+                floor = generator.reference(cell, n, seed=seed + 2)
+                embedded[label] = tuple(_embeddings(embedder, im) for im in (batch.images, ref.images, floor.images))
+            if encodes:
+                coded = generator.encode_params(ref.images)
+                again = generator.generate([{**p, **cell} for p in coded])
+                rows["psnr"] = _psnr(ref.images, again.images)
+                rows["encoder_conditions"] = [all(p[c] == cell[c] for c in names) for p in coded]
+        per_image.append(rows)
+        caption = [[label, *[f"{d}: {'face' if f else 'MISS'}" for d, f in ((d, rows.loc[i, f"detected.{d}"]) for d in detect_targets)]]
+                   for i in range(min(SHEET, n))]
+        sheets[label] = (batch.images[:SHEET], caption)
+    return GeneratorValidation(_summarise(per_image, embedded, names), sheets, getattr(generator, "name", type(generator).__name__))
+
+
+def _embeddings(embedder: Any, images: np.ndarray) -> np.ndarray:
+    """Descriptors of the images in which the verifier found a face (`k x 128`)."""
+    found = [e for e in embedder.predict(images).embedding if e is not None]
+    return np.array(found, float).reshape(len(found), -1)
+
+
+def _summarise(per_image: list[pd.DataFrame], embedded: Mapping[str, tuple[np.ndarray, ...]], names: list[str]) -> pd.DataFrame:
+    """One row per combination, per condition category and overall; `embedded` holds each
+    combination's (generated, reference, second reference) descriptors."""
+    groups: list[tuple[str, list[pd.DataFrame]]] = [(df["group"].iloc[0], [df]) for df in per_image]
+    if names:
+        for c in names:
+            for cat in dict.fromkeys(df[f"asked.{c}"].iloc[0] for df in per_image):
+                groups.append((f"{c}={cat}", [df for df in per_image if df[f"asked.{c}"].iloc[0] == cat]))
+        groups.append(("all", per_image))
+    out = []
+    for label, dfs in groups:
+        df = pd.concat(dfs, ignore_index=True)
+        row: dict[str, Any] = {"group": label, "n": len(df)}
+        for col in df.columns:
+            if col.startswith(("conditioned.", "detected.", "reference_detected.")) or col == "encoder_conditions":
+                if col == "encoder_conditions":
+                    row[col] = float(df[col].mean())
+                else:
+                    row.update(_rate(col, df[col].to_numpy(bool)))
+        if "psnr" in df:
+            row["psnr"] = float(df["psnr"].mean())
+        cells = [d["group"].iloc[0] for d in dfs]
+        if cells and all(c in embedded for c in cells):
+            gen_e, ref_e, floor_e = (np.concatenate([embedded[c][k] for c in cells]) for k in range(3))
+            row.update(fd=frechet_distance(gen_e, ref_e), fd_floor=frechet_distance(floor_e, ref_e), embedded=len(gen_e))
+        out.append(row)
+    return pd.DataFrame(out)

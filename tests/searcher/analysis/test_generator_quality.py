@@ -1,0 +1,69 @@
+"""`validate_generator`: the Frechet distance against its closed form, and the per-condition table
+on a small checkpoint generator whose judge and detector answers are counted independently."""
+
+import numpy as np
+import pytest
+import torch
+from tiny_checkpoint import SIDE, D, TinyGAN, TinyJudge, export_pt2, spec_text
+
+import generators
+from searcher.analysis.generator_quality import frechet_distance, validate_generator
+
+
+def test_frechet_distance_matches_the_closed_form_for_diagonal_gaussians():
+    rng = np.random.default_rng(0)
+    a = rng.normal([0, 1, 2], [1.0, 2.0, 0.5], size=(4000, 3))
+    b = rng.normal([1, 1, 0], [2.0, 1.0, 0.5], size=(4000, 3))
+    ma, mb, va, vb = a.mean(0), b.mean(0), a.var(0, ddof=1), b.var(0, ddof=1)
+    # with (nearly) diagonal sample covariances: |mu_a - mu_b|^2 + sum (sd_a - sd_b)^2
+    closed = ((ma - mb) ** 2).sum() + ((np.sqrt(va) - np.sqrt(vb)) ** 2).sum()
+    assert frechet_distance(a, b) == pytest.approx(closed, rel=0.02)
+    assert frechet_distance(a, a) == pytest.approx(0.0, abs=1e-6)
+    assert np.isnan(frechet_distance(a[:1], b))
+
+
+@pytest.fixture(scope="module")
+def gen(tmp_path_factory):
+    d = tmp_path_factory.mktemp("judged")
+    export_pt2(TinyGAN().eval(), (torch.zeros(2, D), torch.zeros(2, 5)), d / "gan.pt2")
+    export_pt2(TinyJudge().eval(), (torch.zeros(2, 3, SIDE, SIDE),), d / "judge.pt2")
+    (d / "spec.toml").write_text(spec_text("gan.pt2") + '\n[judge]\nfile = "judge.pt2"\n')
+    return generators.load("checkpoint", spec=str(d / "spec.toml"))
+
+
+def test_the_table_counts_what_the_judge_and_the_detector_said(gen):
+    import targets
+
+    result = validate_generator(gen, n=6, seed=3, detectors=("haar-face",), descriptor=None)
+    t = result.table.set_index("group")
+    assert len(t) == 6 + 5 + 1 and t.loc["all", "n"] == 36  # 2 x 3 combinations, 5 categories, all
+    cell = {"gender": "feminine", "mood": "cross"}
+    params = [{**p, **cell} for p in gen.space.sample(6, seed=3 + 1000 * 5)]  # the sixth combination
+    images = gen.generate(params, seed=3).images
+    judged = gen.judge(images)
+    row = t.loc["feminine cross"]
+    assert row["conditioned.gender.k"] == int((judged["gender"] == "feminine").sum())
+    assert row["conditioned.mood.k"] == int((judged["mood"] == "cross").sum())
+    assert row["detected.haar-face.k"] == int(np.sum(targets.load("haar-face").predict(images).label))
+    both = t.loc[["masculine cross", "feminine cross"], "conditioned.mood.k"].sum()
+    assert t.loc["mood=cross", "conditioned.mood.k"] == both and t.loc["mood=cross", "n"] == 12
+    lo, hi = row["conditioned.gender.low"], row["conditioned.gender.high"]
+    assert 0 <= lo <= row["conditioned.gender.rate"] <= hi <= 1
+
+
+def test_write_gives_the_table_and_one_sheet_per_combination(gen, tmp_path):
+    result = validate_generator(gen, n=3, detectors=(), descriptor=None)
+    paths = result.write(tmp_path)
+    assert (tmp_path / "validation.csv").is_file() and "| group | n |" in (tmp_path / "validation.md").read_text()
+    assert len([p for p in paths if p.name.startswith("sheet_")]) == 6
+
+
+def test_a_judge_target_must_answer_the_conditions_categories(gen):
+    from searcher.errors import ParameterError
+
+    with pytest.raises(ParameterError, match="'hue', which the generator does not have.*gender, mood"):
+        validate_generator(gen, n=2, detectors=(), descriptor=None, judges={"hue": "gender-cnn"})
+    with pytest.raises(ParameterError, match="answers .*masculine.*not the categories of 'mood'"):
+        validate_generator(gen, n=2, detectors=(), descriptor=None, judges={"mood": "gender-cnn"})
+    result = validate_generator(gen, n=4, detectors=(), descriptor=None, judges={"gender": "gender-cnn"})
+    assert "conditioned.gender.rate" in result.table
