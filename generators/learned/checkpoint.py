@@ -123,6 +123,7 @@ class CheckpointGenerator:
     def __init__(self, spec: str | os.PathLike, path: str | os.PathLike | None = None, batch_size: int = 64,
                  resolution: int | None = None) -> None:
         self._options = {"spec": spec, "path": path, "batch_size": batch_size, "resolution": resolution}
+        self.spec_path = Path(spec)
         self.spec: GeneratorSpec = read_spec(spec, path)
         self.batch_size = check_int("batch_size", batch_size, 1, 4096)
         s = self.spec

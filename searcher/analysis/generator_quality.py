@@ -4,7 +4,8 @@ conditions, `n` samples with `z` from the prior, and
 
 - **conditioning**: how often the face shows the condition it was asked for, read by a classifier
   trained on real data (the spec's `[judge]`, or a classify target whose labels are a condition's
-  categories), never by one trained on the generator's samples;
+  categories), never by one trained on the generator's samples; the same judge on reference
+  images of the condition says how often it is right on real data (the ceiling);
 - **detection**: how often real detectors (dlib's CNN by default) find a face;
 - **quality**: the Frechet distance between dlib face-descriptor statistics (128-d, the verifier's
   ResNet) of generated images and of reference images of the same condition (the paper reports FID
@@ -38,6 +39,7 @@ from searcher.validation import check_int
 __all__ = ["GeneratorValidation", "frechet_distance", "validate_generator"]
 
 SHEET = 16  # images kept per condition for its contact sheet
+GRID = 8  # codes in the grid of every combination
 
 
 def frechet_distance(a: np.ndarray, b: np.ndarray) -> float:
@@ -62,16 +64,19 @@ class GeneratorValidation:
             "skin_type=V-VI"), then "all": sample counts, rates with Wilson 95% intervals, the
             Frechet distances, reconstruction.
         sheets: group -> (images, captions) kept for contact sheets.
+        grid: (images, captions): the same few codes under every combination, one row each, so
+            that what a condition changes (and what it leaves alone) shows at a glance.
         generator: the generator's name.
     """
 
     table: pd.DataFrame
     sheets: dict[str, tuple[np.ndarray, list[list[str]]]] = field(default_factory=dict)
+    grid: tuple[np.ndarray, list[list[str]]] | None = None
     generator: str = ""
 
     def write(self, out: str | Path) -> list[Path]:
-        """Writes validation.csv, validation.md and one contact sheet per combination
-        (sheet_<group>.png) to `out`; returns the paths."""
+        """Writes validation.csv, validation.md, conditions.png (the grid) and one contact sheet per
+        combination (sheet_<group>.png) to `out`; returns the paths."""
         from searcher.figures.contact_sheet import contact_sheet
 
         out = Path(out)
@@ -79,6 +84,9 @@ class GeneratorValidation:
         paths = [out / "validation.csv", out / "validation.md"]
         self.table.to_csv(paths[0], index=False)
         paths[1].write_text(f"# {self.generator}: validation\n\n{self.markdown()}\n")
+        if self.grid is not None:
+            paths.append(out / "conditions.png")
+            contact_sheet(self.grid[0], labels=self.grid[1], columns=GRID).save(paths[-1])
         for group, (images, captions) in self.sheets.items():
             path = out / f"sheet_{re.sub(r'[^A-Za-z0-9]+', '_', group).strip('_')}.png"
             contact_sheet(images, labels=captions, columns=8).save(path)
@@ -183,16 +191,19 @@ def validate_generator(
         params = [{**p, **cell} for p in generator.space.sample(n, seed=seed + 1000 * k)]
         batch = generator.generate(params, seed=seed)
         rows = pd.DataFrame({"group": label, **{f"asked.{c}": v for c, v in cell.items()}}, index=range(n))
-        read = generator.judge(batch.images) if own_judge else pd.DataFrame(index=range(n))
-        for c, t in judge_targets.items():
-            read[c] = t.predict(batch.images).label
-        for c in names:
-            if c in read:
-                rows[f"conditioned.{c}"] = np.asarray(read[c]) == cell[c]
+        ref = generator.reference(cell, n, seed=seed + 1) if referenced else None
+        for prefix, images in (("conditioned", batch.images), ("reference_conditioned", None if ref is None else ref.images)):
+            if images is None:
+                continue
+            read = generator.judge(images) if own_judge else pd.DataFrame(index=range(n))
+            for c, t in judge_targets.items():
+                read[c] = t.predict(images).label
+            for c in names:
+                if c in read:
+                    rows[f"{prefix}.{c}"] = np.asarray(read[c]) == cell[c]
         for d, t in detect_targets.items():
             rows[f"detected.{d}"] = np.asarray(t.predict(batch.images).label, bool)
-        if referenced:
-            ref = generator.reference(cell, n, seed=seed + 1)
+        if ref is not None:
             for d, t in detect_targets.items():
                 rows[f"reference_detected.{d}"] = np.asarray(t.predict(ref.images).label, bool)
             if embedder is not None:
@@ -207,7 +218,10 @@ def validate_generator(
         caption = [[label, *[f"{d}: {'face' if f else 'MISS'}" for d, f in ((d, rows.loc[i, f"detected.{d}"]) for d in detect_targets)]]
                    for i in range(min(SHEET, n))]
         sheets[label] = (batch.images[:SHEET], caption)
-    return GeneratorValidation(_summarise(per_image, embedded, names), sheets, getattr(generator, "name", type(generator).__name__))
+    codes = generator.space.sample(GRID, seed=seed + 7)
+    grid = np.concatenate([generator.generate([{**p, **cell} for p in codes], seed=seed).images for cell in cells])
+    captions = [[_label(cell)] for cell in cells for _ in range(GRID)]
+    return GeneratorValidation(_summarise(per_image, embedded, names), sheets, (grid, captions), getattr(generator, "name", type(generator).__name__))
 
 
 def _embeddings(embedder: Any, images: np.ndarray) -> np.ndarray:
@@ -230,7 +244,7 @@ def _summarise(per_image: list[pd.DataFrame], embedded: Mapping[str, tuple[np.nd
         df = pd.concat(dfs, ignore_index=True)
         row: dict[str, Any] = {"group": label, "n": len(df)}
         for col in df.columns:
-            if col.startswith(("conditioned.", "detected.", "reference_detected.")) or col == "encoder_conditions":
+            if col.startswith(("conditioned.", "reference_conditioned.", "detected.", "reference_detected.")) or col == "encoder_conditions":
                 if col == "encoder_conditions":
                     row[col] = float(df[col].mean())
                 else:

@@ -153,3 +153,32 @@ def test_a_campaign_judges_a_classifier_by_the_condition(files, tmp_path):
     assert len(trials) == 12 and trials["loss"].notna().all()
     wrong = trials["label"] != trials["param.gender"]  # a condition is its own truth
     assert (trials["loss"] == wrong.astype(float)).all()
+
+
+def test_the_readmes_export_lines_make_a_generator_that_runs(tmp_path, monkeypatch):
+    """The ten lines of README.md's "Learned generators" export a network; its spec loads it."""
+    import re
+    from pathlib import Path
+
+    readme = (Path(__file__).parents[2] / "README.md").read_text()
+    section = readme[readme.index("## Learned generators"):]
+    code = re.search(r"```python\n(.*?)```", section, re.S).group(1)
+    spec = re.search(r"```toml\n(.*?)```", section, re.S).group(1)
+
+    class MyGAN(torch.nn.Module):  # what the README's user has: (z, c) -> N x 3 x 64 x 64 in [-1, 1]
+        def __init__(self) -> None:
+            super().__init__()
+            self.fc = torch.nn.Linear(128 + 4, 3 * 8 * 8)
+
+        def forward(self, z, c):
+            return torch.nn.functional.interpolate(torch.tanh(self.fc(torch.cat([z, c], 1))).view(-1, 3, 8, 8), size=(64, 64))
+
+    monkeypatch.chdir(tmp_path)
+    exec(code, {"MyGAN": MyGAN})
+    encoder = torch.nn.Sequential(torch.nn.Flatten(), torch.nn.Linear(3 * 64 * 64, 128)).eval()
+    export_pt2(encoder, (torch.zeros(2, 3, 64, 64),), tmp_path / "my_encoder.pt2")
+    (tmp_path / "my_gan.toml").write_text(spec)
+    gen = generators.load("checkpoint", spec="my_gan.toml")
+    for check in GENERATOR_CHECKS:
+        check(gen)
+    assert gen.encode(gen.generate({"age_group": "old"}).images).shape == (1, 128)

@@ -55,7 +55,7 @@ def test_write_gives_the_table_and_one_sheet_per_combination(gen, tmp_path):
     result = validate_generator(gen, n=3, detectors=(), descriptor=None)
     paths = result.write(tmp_path)
     assert (tmp_path / "validation.csv").is_file() and "| group | n |" in (tmp_path / "validation.md").read_text()
-    assert len([p for p in paths if p.name.startswith("sheet_")]) == 6
+    assert len([p for p in paths if p.name.startswith("sheet_")]) == 6 and (tmp_path / "conditions.png").is_file()
 
 
 def test_a_judge_target_must_answer_the_conditions_categories(gen):
@@ -67,3 +67,15 @@ def test_a_judge_target_must_answer_the_conditions_categories(gen):
         validate_generator(gen, n=2, detectors=(), descriptor=None, judges={"mood": "gender-cnn"})
     result = validate_generator(gen, n=4, detectors=(), descriptor=None, judges={"gender": "gender-cnn"})
     assert "conditioned.gender.rate" in result.table
+
+
+def test_cli_writes_the_table_and_names_a_bad_detector(gen, tmp_path, capsys):
+    from searcher.cli import main
+
+    argv = ["validate-generator", "checkpoint", "--generator-option", f"spec={gen.spec_path}", "-n", "3", "--no-descriptor", "--no-progress"]
+    assert main([*argv, "--detectors", "haar-face", "--out", str(tmp_path)]) == 0
+    assert "| feminine cross | 3 |" in capsys.readouterr().out
+    table = (tmp_path / "validation.csv").read_text()
+    assert "detected.haar-face.rate" in table and "conditioned.mood.rate" in table
+    assert main([*argv, "--detectors", "haar-fase", "--out", str(tmp_path)]) == 2
+    assert "Unknown target(s) ['haar-fase']" in capsys.readouterr().err
