@@ -21,6 +21,7 @@ __all__ = ["Batch", "Generator", "LatentGenerator", "Scale", "Vocabulary", "avai
 _REGISTRY: dict[str, tuple[str, str]] = {
     "faces": ("generators.faces.procedural:ProceduralFaces", "procedural faces, every attribute a parameter (the default)"),
     "faces-latent": ("generators.faces.latent:LatentFaces", "entangled latent face space, z ~ N(0, I), planted correlations"),
+    "faces-cvae": ("generators.learned.faces_cvae:FacesCVAE", "conditional VAE of 64 px faces (skin type x gender), with an encoder"),
     "checkpoint": ("generators.learned.checkpoint:CheckpointGenerator", "your own generator network: a .pt2 / TorchScript / ONNX file and a TOML spec"),
     "planted": ("searcher.testing.planted:PlantedGenerator", "benchmark: points of [0,1]^d as tiny images, with known failure regions"),
 }

@@ -10,6 +10,11 @@ validation (`searcher validate-generator`) measures instead of hiding.
 - `Decoder`: `[z; c]` -> 4 x 4 x 128 -> four stride-2 transposed convolutions -> 64 x 64 RGB in [0, 1].
 - `Encoder`: a conv trunk shared by a condition head (logits of every block) and the posterior
   `q(z | x, c)`; `Encoder.infer` feeds the head's argmax back as `c`, so `E(x)` needs only `x`.
+- `ConditionalPrior`: `p(z | c)`, one Gaussian per combination of conditions, fitted after training
+  to the codes of the training images (Sohn et al. 2015's conditional prior, fitted ex post as in
+  Ghosh et al. 2020): samples from `N(0, I)` fall where no training code lies and decode to smears,
+  samples from the fitted prior decode to faces. The shipped decoder takes whitened codes `u` and
+  maps them through it, so the searched box `u ~ N(0, I)` is the prior.
 - `ConditionJudge`: a small CNN, trained apart on other renders, that reads the conditions off an
   image; `validate-generator` asks it whether a generated face shows what was asked.
 """
@@ -22,7 +27,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-__all__ = ["ConditionJudge", "Decoder", "Encoder", "ExportedEncoder", "one_hot_blocks"]
+__all__ = ["ConditionJudge", "ConditionalPrior", "Decoder", "Encoder", "ExportedEncoder", "PriorDecoder", "one_hot_blocks"]
 
 WIDTHS = (128, 96, 64, 32, 16)  # decoder channels at 4, 8, 16, 32, 64 px: ~1,200 images/s on 2 cores
 
@@ -73,25 +78,68 @@ class Encoder(nn.Module):
         mu, logvar = self.posterior(torch.cat([h, c], dim=1)).chunk(2, dim=1)
         return mu, logvar, self.head(h)
 
-    def infer(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        """`E(x)`: the posterior mean given the head's own guess of the conditions, and the logits."""
+    def infer(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """`E(x)`: the posterior mean given the head's own guess of the conditions, the logits, and
+        that guess as one-hot blocks."""
         h = self.trunk(x)
         logits = self.head(h)
         blocks = logits.split(self.sizes, dim=1)
         c = torch.cat([F.one_hot(b.argmax(dim=1), b.shape[1]).to(h.dtype) for b in blocks], dim=1)
         mu, _ = self.posterior(torch.cat([h, c], dim=1)).chunk(2, dim=1)
-        return mu, logits
+        return mu, logits, c
+
+
+class ConditionalPrior(nn.Module):
+    """`p(z | c) = N(m_k, L_k L_k^T)` for the combination `k` of conditions that the one-hot blocks
+    `c` spell (`k` in `itertools.product` order of the blocks); `forward(u, c) = m_k + L_k u` maps
+    whitened codes to codes, `whiten` maps back."""
+
+    def __init__(self, sizes: Sequence[int], means: torch.Tensor, chols: torch.Tensor) -> None:
+        super().__init__()
+        self.sizes = tuple(int(s) for s in sizes)
+        self.register_buffer("means", means.float())
+        self.register_buffer("chols", chols.float())
+        self.register_buffer("inverses", torch.linalg.inv(chols.double()).float())
+
+    def cell(self, c: torch.Tensor) -> torch.Tensor:
+        """`N x K` one-hot of the combination: the outer product of the blocks, flattened."""
+        blocks = c.split(self.sizes, dim=1)
+        w = blocks[0]
+        for b in blocks[1:]:
+            w = (w[:, :, None] * b[:, None, :]).flatten(1)
+        return w
+
+    def forward(self, u: torch.Tensor, c: torch.Tensor) -> torch.Tensor:
+        w = self.cell(c)
+        return w @ self.means + torch.einsum("nk,kij,nj->ni", w, self.chols, u)
+
+    def whiten(self, z: torch.Tensor, c: torch.Tensor) -> torch.Tensor:
+        w = self.cell(c)
+        return torch.einsum("nk,kij,nj->ni", w, self.inverses, z - w @ self.means)
+
+
+class PriorDecoder(nn.Module):
+    """The shipped generator: whitened codes `u` and conditions `c` -> `G(m_k + L_k u, c)`."""
+
+    def __init__(self, decoder: Decoder, prior: ConditionalPrior) -> None:
+        super().__init__()
+        self.decoder, self.prior = decoder, prior
+
+    def forward(self, u: torch.Tensor, c: torch.Tensor) -> torch.Tensor:
+        return self.decoder(self.prior(u, c), c)
 
 
 class ExportedEncoder(nn.Module):
-    """The encoder as the checkpoint format wants it: images in, `(z, condition logits)` out."""
+    """The encoder as the checkpoint format wants it: images in, `(u, condition logits)` out, `u`
+    the posterior mean whitened by the prior of the conditions the head reads."""
 
-    def __init__(self, encoder: Encoder) -> None:
+    def __init__(self, encoder: Encoder, prior: ConditionalPrior) -> None:
         super().__init__()
-        self.encoder = encoder
+        self.encoder, self.prior = encoder, prior
 
     def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        return self.encoder.infer(x)
+        mu, logits, c = self.encoder.infer(x)
+        return self.prior.whiten(mu, c), logits
 
 
 class ConditionJudge(nn.Module):

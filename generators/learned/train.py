@@ -5,9 +5,10 @@
 
 Everything random is seeded (the parameter draws, the render, the initial weights, the batch
 order, the flips, the reparameterisation noise) and torch runs on two CPU threads with
-deterministic algorithms, so one machine reproduces the same files. The decoder and the encoder
-are written with `torch.export` (`.pt2`), the format a user's own checkpoint comes in, and loaded
-back through the `checkpoint` plug-in before the run ends.
+deterministic algorithms, so one machine reproduces the same files. After training, the
+conditional prior `p(z | c)` is fitted to the codes of the training faces (`fit_prior`), and the
+decoder and the encoder are written with it folded in, with `torch.export` (`.pt2`), the format a
+user's own checkpoint comes in.
 
 The judge (`ConditionJudge`, the trained targets' small CNN) reads skin type and gender off a face;
 it is trained on a *separate* render set (seed + 1), and `validate-generator` asks it whether a
@@ -28,9 +29,9 @@ import torch.nn.functional as F
 
 from generators.faces.procedural import render_rows
 from generators.learned.data import CONDITIONS, face_weights, training_rows
-from generators.learned.model import ConditionJudge, Decoder, Encoder, ExportedEncoder, one_hot_blocks
+from generators.learned.model import ConditionalPrior, ConditionJudge, Decoder, Encoder, ExportedEncoder, PriorDecoder, one_hot_blocks
 
-__all__ = ["HERE", "LATENT_DIM", "export", "fit_cvae", "fit_judge", "main", "train"]
+__all__ = ["HERE", "LATENT_DIM", "export", "fit_cvae", "fit_judge", "fit_prior", "main", "train"]
 
 HERE = Path(__file__).parent / "faces_cvae"
 LATENT_DIM = 32
@@ -59,20 +60,18 @@ def _block_ce(logits: torch.Tensor, index: torch.Tensor, sizes: list[int]) -> to
     return sum(F.cross_entropy(block, index[:, k]) for k, block in enumerate(logits.split(sizes, dim=1)))
 
 
-def fit_cvae(images: np.ndarray, index: np.ndarray, weights: np.ndarray, teacher: ConditionJudge, epochs: int, seed: int = 0,
+def fit_cvae(images: np.ndarray, index: np.ndarray, weights: np.ndarray, epochs: int, seed: int = 0,
              latent_dim: int = LATENT_DIM, log: Callable[[str], None] | None = None) -> tuple[Decoder, Encoder]:
     """Trains the conditional VAE on uint8 `N x 64 x 64 x 3` images with `N x 2` condition indices
     and `N x 64 x 64` pixel weights (`face_weights`).
 
-    Loss per image: `sum w (x - G(z, c))^2 / (2 sigma^2) + KL(q(z | x, c) || N(0, I)) + 100 CE(head(x), c)
-    + 300 CE(teacher(G(z', c')), c')`: the ELBO with the face weighted, the condition head that lets
-    `E(x)` run without labels, and a conditioning term: a frozen `teacher` (a judge trained on these
-    same renders) must read `c'` off faces drawn from the prior `z' ~ N(0, I)` with random
-    conditions, or the decoder learns to ignore `c` and take skin and gender from `z`. The KL term
-    warms up over the first epoch. Adam, learning rate 2e-3 with one-cycle decay, batch 128, flips.
+    Loss per image: `sum w (x - G(z, c))^2 / (2 sigma^2) + KL(q(z | x, c) || N(0, I)) + 100 CE(head(x), c)`:
+    the ELBO with the face weighted, and the condition head that lets `E(x)` run without labels.
+    The KL term warms up over the first epoch. Adam, learning rate 2e-3 with one-cycle decay,
+    batch 128, flips. Nothing here is trained against a condition classifier, so the judge of
+    `validate-generator` (the same small CNN) cannot be fooled by cues made for it.
     """
     x = torch.cat([_setup(images, seed), torch.from_numpy(weights)[:, None]], dim=1).contiguous(memory_format=torch.channels_last)
-    teacher = teacher.eval().requires_grad_(False)
     sizes = [len(c) for c in CONDITIONS.values()]
     idx = torch.as_tensor(index, dtype=torch.int64)
     c_all = one_hot_blocks(idx, sizes)
@@ -87,7 +86,7 @@ def fit_cvae(images: np.ndarray, index: np.ndarray, weights: np.ndarray, teacher
     start, step = time.perf_counter(), 0
     for epoch in range(epochs):
         dec.train(), enc.train()
-        sums = np.zeros(5)
+        sums = np.zeros(4)
         for b, xwb in _batches(x, batch, gen):
             xb, wb = xwb[:, :3], xwb[:, 3:]
             mu, logvar, logits = enc(xb, c_all[b])
@@ -95,22 +94,35 @@ def fit_cvae(images: np.ndarray, index: np.ndarray, weights: np.ndarray, teacher
             recon = (wb * (dec(z, c_all[b]) - xb).pow(2)).flatten(1).sum(1).mean() / (2 * SIGMA**2)
             kl = 0.5 * (mu.pow(2) + logvar.exp() - 1 - logvar).sum(1).mean()
             ce = _block_ce(logits, idx[b], sizes)
-            asked = torch.stack([torch.randint(0, k, (len(b),), generator=gen) for k in sizes], dim=1)
-            drawn = dec(torch.randn(len(b), latent_dim, generator=gen), one_hot_blocks(asked, sizes))
-            aux = _block_ce(teacher(drawn.contiguous(memory_format=torch.channels_last)), asked, sizes)
             warm = min(1.0, (step + 1) / (steps / epochs))
-            loss = recon + warm * kl + 100 * ce + 300 * aux
+            loss = recon + warm * kl + 100 * ce
             opt.zero_grad()
             loss.backward()
             opt.step()
             sched.step()
             step += 1
-            sums += np.array([recon.item(), kl.item(), ce.item(), aux.item(), 1.0]) * len(b)
+            sums += np.array([recon.item(), kl.item(), ce.item(), 1.0]) * len(b)
         if log:
-            r, k, c, a, m = sums
-            log(f"  epoch {epoch + 1}/{epochs}: recon {r / m:.0f}, KL {k / m:.1f}, head CE {c / m:.3f}, "
-                f"teacher CE {a / m:.3f} ({time.perf_counter() - start:.0f} s)")
+            r, k, c, m = sums
+            log(f"  epoch {epoch + 1}/{epochs}: recon {r / m:.0f}, KL {k / m:.1f}, head CE {c / m:.3f} ({time.perf_counter() - start:.0f} s)")
     return dec.eval(), enc.eval()
+
+
+@torch.no_grad()
+def fit_prior(enc: Encoder, images: np.ndarray, index: np.ndarray, ridge: float = 1e-3) -> ConditionalPrior:
+    """The conditional prior `p(z | c)`: mean and covariance (plus `ridge` I) of the posterior means
+    `E(x)` of the training images of each combination of conditions (their true conditions)."""
+    sizes = [len(c) for c in CONDITIONS.values()]
+    x = _setup(images, 0)
+    idx = torch.as_tensor(index, dtype=torch.int64)
+    mu = torch.cat([enc(x[i : i + 512], one_hot_blocks(idx[i : i + 512], sizes))[0] for i in range(0, len(x), 512)]).double()
+    cells = np.ravel_multi_index(index.T, sizes)
+    means, chols = [], []
+    for k in range(int(np.prod(sizes))):
+        z = mu[torch.from_numpy(cells == k)]
+        means.append(z.mean(0))
+        chols.append(torch.linalg.cholesky(torch.cov(z.T) + ridge * torch.eye(z.shape[1], dtype=z.dtype)))
+    return ConditionalPrior(sizes, torch.stack(means), torch.stack(chols))
 
 
 def fit_judge(images: np.ndarray, index: np.ndarray, epochs: int, seed: int = 1,
@@ -151,19 +163,20 @@ def _save(module: torch.nn.Module, example: tuple[torch.Tensor, ...], path: Path
     return path
 
 
-def export(dec: Decoder, enc: Encoder, out: Path) -> tuple[Path, Path]:
-    """Writes `decoder.pt2` (`(z, c) -> N x 3 x 64 x 64` in [0, 1]) and `encoder.pt2`
-    (`N x 3 x 64 x 64` in [0, 1] -> `(z, condition logits)`) with a dynamic batch dimension."""
+def export(dec: Decoder, enc: Encoder, prior: ConditionalPrior, out: Path) -> tuple[Path, Path]:
+    """Writes `decoder.pt2` (`(u, c) -> N x 3 x 64 x 64` in [0, 1], `u` whitened by the prior) and
+    `encoder.pt2` (`N x 3 x 64 x 64` in [0, 1] -> `(u, condition logits)`) with a dynamic batch dimension."""
     out.mkdir(parents=True, exist_ok=True)
-    z = torch.zeros(2, dec.fc.in_features - enc.head.out_features)
-    c = torch.zeros(2, enc.head.out_features)
-    return _save(dec, (z, c), out / "decoder.pt2"), _save(ExportedEncoder(enc), (torch.zeros(2, 3, 64, 64),), out / "encoder.pt2")
+    u = torch.zeros(2, prior.means.shape[1])
+    c = one_hot_blocks(torch.zeros(2, len(prior.sizes), dtype=torch.int64), prior.sizes)
+    return (_save(PriorDecoder(dec, prior), (u, c), out / "decoder.pt2"),
+            _save(ExportedEncoder(enc, prior), (torch.zeros(2, 3, 64, 64),), out / "encoder.pt2"))
 
 
-def train(part: str = "all", seed: int = 0, n: int = 20_000, epochs: int = 16, judge_n: int = 12_000, judge_epochs: int = 8,
+def train(part: str = "all", seed: int = 0, n: int = 20_000, epochs: int = 16, judge_n: int = 20_000, judge_epochs: int = 16,
           out: Path = HERE) -> Path:
-    """Renders `n` training faces at 64 px (seed `seed`), trains the teacher on them, then the
-    conditional VAE, and exports it to `out`; renders `judge_n` other faces (seed `seed + 1`) and
+    """Renders `n` training faces at 64 px (seed `seed`), trains the conditional VAE on them, fits
+    its conditional prior, and exports them to `out`; renders `judge_n` other faces (seed `seed + 1`) and
     trains and exports the judge. `part` is "all", "cvae" or "judge"."""
     start = time.perf_counter()
     paths: list[Path] = []
@@ -171,9 +184,8 @@ def train(part: str = "all", seed: int = 0, n: int = 20_000, epochs: int = 16, j
         rows, index = training_rows(n, seed)
         batch = render_rows(rows, resolution=64, seed=seed)
         print(f"faces-cvae: rendered {n} faces in {time.perf_counter() - start:.0f} s")
-        teacher = fit_judge(batch.images, index, judge_epochs // 2, seed, log=print)
-        dec, enc = fit_cvae(batch.images, index, face_weights(batch.truth), teacher, epochs, seed, log=print)
-        paths += export(dec, enc, out)
+        dec, enc = fit_cvae(batch.images, index, face_weights(batch.truth), epochs, seed, log=print)
+        paths += export(dec, enc, fit_prior(enc, batch.images, index), out)
     if part in ("all", "judge"):
         rows, index = training_rows(judge_n, seed + 1)
         images = render_rows(rows, resolution=64, seed=seed + 1).images
@@ -191,8 +203,8 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--n", type=int, default=20_000, help="training images of the generator")
     ap.add_argument("--epochs", type=int, default=16)
-    ap.add_argument("--judge-n", type=int, default=12_000, help="training images of the judge")
-    ap.add_argument("--judge-epochs", type=int, default=8)
+    ap.add_argument("--judge-n", type=int, default=20_000, help="training images of the judge")
+    ap.add_argument("--judge-epochs", type=int, default=16)
     ap.add_argument("--out", type=Path, default=HERE, help="folder for decoder.pt2, encoder.pt2 and judge.pt2")
     args = ap.parse_args(argv)
     train(args.part, seed=args.seed, n=args.n, epochs=args.epochs, judge_n=args.judge_n, judge_epochs=args.judge_epochs, out=args.out)

@@ -224,10 +224,16 @@ def validate_generator(
     return GeneratorValidation(_summarise(per_image, embedded, names), sheets, (grid, captions), getattr(generator, "name", type(generator).__name__))
 
 
+def _stack(parts: list[np.ndarray]) -> np.ndarray:
+    """The rows of every part with any (a part where no face was found has none)."""
+    kept = [p for p in parts if len(p)]
+    return np.concatenate(kept) if kept else np.zeros((0, 0))
+
+
 def _embeddings(embedder: Any, images: np.ndarray) -> np.ndarray:
     """Descriptors of the images in which the verifier found a face (`k x 128`)."""
-    found = [e for e in embedder.predict(images).embedding if e is not None]
-    return np.array(found, float).reshape(len(found), -1)
+    found = [np.asarray(e, float) for e in embedder.predict(images).embedding if e is not None]
+    return np.stack(found) if found else np.zeros((0, 0))
 
 
 def _summarise(per_image: list[pd.DataFrame], embedded: Mapping[str, tuple[np.ndarray, ...]], names: list[str]) -> pd.DataFrame:
@@ -253,7 +259,7 @@ def _summarise(per_image: list[pd.DataFrame], embedded: Mapping[str, tuple[np.nd
             row["psnr"] = float(df["psnr"].mean())
         cells = [d["group"].iloc[0] for d in dfs]
         if cells and all(c in embedded for c in cells):
-            gen_e, ref_e, floor_e = (np.concatenate([embedded[c][k] for c in cells]) for k in range(3))
+            gen_e, ref_e, floor_e = (_stack([embedded[c][k] for c in cells]) for k in range(3))
             row.update(fd=frechet_distance(gen_e, ref_e), fd_floor=frechet_distance(floor_e, ref_e), embedded=len(gen_e))
         out.append(row)
     return pd.DataFrame(out)
