@@ -1,0 +1,89 @@
+"""experiments/denton.py: directions, sweeps, sensitivities and the sanity check on faces-cvae."""
+
+import importlib.util
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+SCRIPT = Path(__file__).resolve().parents[2] / "experiments" / "denton.py"
+
+
+def load_script():
+    spec = importlib.util.spec_from_file_location("denton", SCRIPT)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses look their module up
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.fixture(scope="module")
+def quick(tmp_path_factory):
+    out = tmp_path_factory.mktemp("denton")
+    dn = load_script()
+    assert dn.main(["--quick", "--out", str(out)]) == 0
+    return dn, out
+
+
+def test_writes_the_report_figures_and_tables(quick):
+    _, out = quick
+    for name in ("report.md", "sensitivity.png", "flips.png", "sweeps.png", "directions.csv", "scores.csv", "sensitivity.csv",
+                 "sanity.csv"):
+        assert (out / name).stat().st_size > 100, name
+    text = (out / "report.md").read_text()
+    for header in ("## Attribute vectors", "| target | direction | subset | n not smiling |", "## Sanity check", "## Reading"):
+        assert header in text
+
+
+def test_directions_are_unit_vectors_pointing_to_their_attribute(quick):
+    _, out = quick
+    table = pd.read_csv(out / "directions.csv", index_col="direction")
+    assert list(table.index) == ["beard", "makeup", "eyewear", "random"]
+    for name in table.index:
+        assert table.loc[name, f"cos_{name}"] == pytest.approx(1.0)  # unit norm
+    assert (table["gap"].drop("random") > 0).all()  # d points towards the attribute
+    assert table.loc["eyewear", "accuracy"] > 0.75  # the encoder keeps glasses: their direction separates the codes
+
+
+def test_sweeps_cover_every_direction_lambda_and_target(quick):
+    _, out = quick
+    scores = pd.read_csv(out / "scores.csv")
+    assert set(scores["direction"]) == {"beard", "makeup", "eyewear", "random"}
+    assert sorted(scores["lambda"].unique()) == [-1.0, -0.5, 0.0, 0.5, 1.0]
+    assert len(scores) == 4 * 5 * 40
+    assert scores["smile-cnn"].between(0, 1).all()
+    assert scores["haar-smile"].dropna().isin([0.0, 1.0]).all()
+    # the same code at lambda = 0 gives the same image whatever the direction
+    zero = scores[scores["lambda"] == 0.0].pivot(index="image", columns="direction", values="smile-cnn")
+    assert np.allclose(zero.to_numpy(), zero[["beard"]].to_numpy())
+
+
+def test_sensitivities_agree_with_the_scores(quick):
+    _, out = quick
+    scores = pd.read_csv(out / "scores.csv")
+    sens = pd.read_csv(out / "sensitivity.csv")
+    beard = scores[scores["direction"] == "beard"].pivot(index="image", columns="lambda", values="smile-cnn")
+    row = sens[(sens["target"] == "smile-cnn") & (sens["direction"] == "beard") & (sens["subset"] == "all") & (sens["lambda"] == 1.0)]
+    assert row["score_sensitivity"].item() == pytest.approx((beard[1.0] - beard[0.0]).mean())
+    not_smiling = beard[0.0] < 0.5
+    assert row["rate_0to1"].item() == pytest.approx((beard.loc[not_smiling, 1.0] >= 0.5).mean())
+    assert not sens[sens["target"] == "haar-smile"]["subset"].eq("near boundary").any()  # 0/1 scores: no band
+
+
+def test_bad_sizes_are_named(quick):
+    dn, out = quick
+    with pytest.raises(ValueError, match="steps must be odd"):
+        dn.run(n_fit=40, n_sweep=4, steps=4, n_check=2, out=out / "bad")
+    with pytest.raises(ValueError, match="n_sweep must be an integer >= 4. Got 2"):
+        dn.run(n_sweep=2, out=out / "bad")
+
+
+def test_the_renderer_knows_the_planted_answer(quick):
+    """Beards flip smile-cnn's not-smiling predictions far more often than sunglasses when drawn on the same faces."""
+    _, out = quick
+    truth = pd.read_csv(out / "interventions.csv", index_col="direction")
+    assert list(truth["cohort"]) == ["masculine faces", "feminine faces", "all"]
+    assert truth.loc["beard", "rate_0to1"] > truth.loc["eyewear", "rate_0to1"] + 0.2
+    assert "## Against the renderer's answer" in (out / "report.md").read_text()
