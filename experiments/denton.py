@@ -251,7 +251,7 @@ def _directions_md(table: pd.DataFrame) -> str:
 
 def _check_md(check: pd.DataFrame) -> str:
     lines = ["| endpoints' class | n | kept the class | rate | 95% CI (Wilson) |", "|---|---|---|---|---|"]
-    lines += [f"| {'smiling' if k else 'not smiling'} | {r['n']} | {r['consistent']} | {r['rate']:.1%} | [{r['low']:.1%}, {r['high']:.1%}] |"
+    lines += [f"| {'smiling' if k else 'not smiling'} | {int(r['n'])} | {int(r['consistent'])} | {r['rate']:.1%} | [{r['low']:.1%}, {r['high']:.1%}] |"
               for k, r in check.iterrows()]
     return "\n".join(lines)
 
@@ -293,16 +293,21 @@ def report(table: pd.DataFrame, sens: pd.DataFrame, check: pd.DataFrame, truth: 
         f"else, flips {_ci(truth.loc['beard'], '0to1')} of them, makeup on feminine faces {_ci(truth.loc['makeup'], '0to1')}, "
         f"sunglasses {_ci(truth.loc['eyewear'], '0to1')}. Through the learned latent space, moving masculine faces along the "
         f"beard direction flips {_ci(beard, '0to1')}, against {_ci(rnd, '0to1')} along a random direction moved as far "
-        f"({beard['rate_0to1'] / max(rnd['rate_0to1'], 1e-9):.1f}x; "
+        + (f"({beard['rate_0to1'] / rnd['rate_0to1']:.1f}x; " if rnd["rate_0to1"] > 0 else "(")
         + ("the intervals do not overlap)" if clears else "the intervals overlap)")
-        + f". The makeup direction flips {_ci(makeup, '0to1')} of feminine faces: the encoder keeps little makeup at 64 px "
-        f"(its direction separates the classes no better than {table.loc['makeup', 'accuracy']:.0%}), so the sweep misses a "
-        f"shortcut the renderer shows. The eyewear direction flips {_ci(eyewear, '0to1')} while sunglasses alone flip "
-        f"{truth.loc['eyewear', 'rate_0to1']:.0%}: a direction in a learned space carries whatever goes with the attribute "
-        f"in the codes, which is the caution of Denton et al. (Sec. 6) and why the renderer's interventions are reported "
-        f"beside it. Interpolated codes keep their endpoints' class in {consistent:.1%} of {int(check['n'].sum())} cases "
+        + f". The makeup direction flips {_ci(makeup, '0to1')} of feminine faces"
+        + (f": no more than random, since the encoder keeps little makeup at 64 px (its direction separates the classes "
+           f"no better than {table.loc['makeup', 'accuracy']:.0%}), so the sweep misses a shortcut the renderer shows"
+           if makeup["low_0to1"] <= rnd["high_0to1"] else ", more than random")
+        + f". The eyewear direction flips {_ci(eyewear, '0to1')} while sunglasses alone flip "
+        f"{truth.loc['eyewear', 'rate_0to1']:.0%}"
+        + (": a direction in a learned space carries whatever goes with the attribute in the codes, the caution of Denton "
+           "et al. (Sec. 5: attributes stay entangled in the generator), and why the renderer's interventions are reported "
+           if eyewear["low_0to1"] > truth.loc["eyewear", "high_0to1"] else "; the renderer's interventions are reported ")
+        + f"beside it. Interpolated codes keep their endpoints' class in {consistent:.1%} of {int(check['n'].sum())} cases "
         f"({kept[0]:.0%} of not-smiling pairs, {kept[1]:.0%} of smiling ones; the paper: 98%): "
-        f"codes between two smiling faces drift towards the mean face of the prior, which does not smile."
+        + ("codes between two smiling faces drift towards the mean face of the prior, which does not smile." if kept[1] < kept[0]
+           else "the classifier is as smooth between smiling codes as between not-smiling ones.")
     )
     return f"""# Denton et al. reproduced on `faces-cvae`
 
