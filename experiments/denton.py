@@ -141,7 +141,7 @@ def sweep(gen: FacesCVAE, vectors: dict[str, np.ndarray], scale: float, n: int, 
             for t, model in models.items():
                 frame[t] = _smile_scores(model, images)
             frames.append(frame)
-            strips.setdefault(name, []).append(images[:STRIP])
+            strips.setdefault(name, []).append(images[:STRIP, ::2, ::2])  # the model's own 64 px
     return pd.concat(frames, ignore_index=True), z, conditions, strips
 
 
@@ -362,9 +362,17 @@ Codes interpolated between two codes of the same predicted class (and conditions
 """
 
 
-def figures(sens: pd.DataFrame, strips: dict[str, list[np.ndarray]], lambdas: np.ndarray, out: Path) -> list[Path]:
+def _bars(ax: Any, i: int, rows: pd.DataFrame, tag: str, label: str) -> None:
+    """One of two bar series with Wilson error bars: `rate_<tag>` between `low_<tag>` and `high_<tag>`."""
+    rate, low, high = (rows[f"{k}_{tag}"].to_numpy(float) for k in ("rate", "low", "high"))
+    ax.bar(np.arange(len(rows)) + (i - 0.5) * 0.38, rate, 0.38, yerr=np.vstack([rate - low, high - rate]).clip(0),
+           capsize=4, label=label, edgecolor="k")
+
+
+def figures(sens: pd.DataFrame, strips: dict[str, list[np.ndarray]], lambdas: np.ndarray, truth: pd.DataFrame, out: Path) -> list[Path]:
     """sensitivity.png (Fig. 5: score sensitivity against lambda, all and near the boundary, for
-    smile-cnn; classification sensitivity for haar-smile), flips.png (Fig. 6) and sweeps.png (Fig. 4)."""
+    smile-cnn; classification sensitivity for haar-smile), flips.png (Fig. 6, and the sweep's flips
+    beside the renderer's) and sweeps.png (Fig. 4)."""
     from searcher.figures.contact_sheet import contact_sheet
 
     plt = pyplot()
@@ -384,18 +392,21 @@ def figures(sens: pd.DataFrame, strips: dict[str, list[np.ndarray]], lambdas: np
     save(fig, paths[0])
 
     lam = float(sens["lambda"].max())
-    fig, axes = plt.subplots(1, 2, figsize=(11, 4.2))
-    for ax, t in zip(axes, TARGETS):
-        df = sens[(sens["target"] == t) & (sens["subset"] == "all")]
-        names = list(dict.fromkeys(df["direction"]))
-        x = np.arange(len(names))
-        for i, (rate, low, high, at, label) in enumerate((("rate_0to1", "low_0to1", "high_0to1", lam, "0->1, attribute added"),
-                                                          ("rate_1to0", "low_1to0", "high_1to0", -lam, "1->0, attribute removed"))):
-            r = df[df["lambda"] == at].set_index("direction").loc[names]
-            ax.bar(x + (i - 0.5) * 0.38, r[rate], 0.38, yerr=np.vstack([r[rate] - r[low], r[high] - r[rate]]).clip(0),
-                   capsize=4, label=label, edgecolor="k")
-        ax.set(xticks=x, xticklabels=names, ylabel="share of predictions flipped (95% Wilson CI)", title=f"{t}: flips at |lambda| = {lam:g}")
-        ax.legend(fontsize=8)
+    fig, (left, right) = plt.subplots(1, 2, figsize=(12, 4.2))
+    df = sens[(sens["target"] == "smile-cnn") & (sens["subset"] == "all")]
+    names = list(dict.fromkeys(df["direction"]))
+    for i, (tag, at, label) in enumerate((("0to1", lam, "0->1, attribute added"), ("1to0", -lam, "1->0, attribute removed"))):
+        _bars(left, i, df[df["lambda"] == at].set_index("direction").loc[names], tag, label)
+    left.set(xticks=np.arange(len(names)), xticklabels=names, ylabel="share of predictions flipped (95% Wilson CI)",
+             title=f"smile-cnn, every swept face: flips at |lambda| = {lam:g}")
+    left.legend(fontsize=8)
+    swept = pd.DataFrame([sens[(sens["target"] == "smile-cnn") & (sens["direction"] == d) & (sens["subset"] == r["cohort"])
+                               & (sens["lambda"] == lam)].iloc[0] for d, r in truth.iterrows()], index=truth.index)
+    _bars(right, 0, swept, "0to1", "latent sweep, lambda = +1")
+    _bars(right, 1, truth, "0to1", "renderer: attribute drawn on")
+    right.set(xticks=np.arange(len(truth)), xticklabels=[f"{d}\n({r['cohort']})" for d, r in truth.iterrows()],
+              ylabel="not smiling -> smiling (95% Wilson CI)", title="smile-cnn: the sweep against the renderer's answer")
+    right.legend(fontsize=8)
     paths.append(out / "flips.png")
     save(fig, paths[-1])
 
@@ -435,7 +446,7 @@ def run(n_fit: int = 3000, n_sweep: int = 400, steps: int = 9, n_check: int = 60
     truth.to_csv(out / "interventions.csv")
     args = {"n_fit": n_fit, "n_sweep": n_sweep, "steps": steps, "n_check": n_check, "seed": seed, "scale": scale, "n_truth": n_truth}
     (out / "report.md").write_text(report(table, sens, check, truth, args))
-    paths = figures(sens, strips, lambdas, out)
+    paths = figures(sens, strips, lambdas, truth, out)
     return {"directions": table, "scores": scores, "sensitivity": sens, "sanity": check, "interventions": truth, "report": out / "report.md", "figures": paths}
 
 
