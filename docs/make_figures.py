@@ -61,8 +61,20 @@ def entanglement() -> None:
     contact_sheet(batch.images, labels=labels, columns=5).save(HERE / "entanglement.png")
 
 
+def faces_cvae_conditions() -> None:
+    """faces-cvae at its own 64 px: the same eight codes (columns) under every combination of its
+    conditions (rows), as `validate-generator` draws its conditions.png."""
+    gen = generators.load("faces-cvae", resolution=64)
+    codes = gen.space.sample(8, seed=7)
+    cells = [{"skin_type": s, "gender": g} for s in ("I-II", "III-IV", "V-VI") for g in ("masculine", "feminine")]
+    images = np.concatenate([gen.generate([{**c, **cell} for c in codes]).images for cell in cells])
+    labels = [[f"{cell['skin_type']} {cell['gender'][0]}"] for cell in cells for _ in codes]  # "V-VI f": fits 64 px
+    contact_sheet(images, labels=labels, columns=8).save(HERE / "faces_cvae_conditions.png")
+
+
 if __name__ == "__main__":
     faces_sheet()
     one_identity()
     entanglement()
+    faces_cvae_conditions()
     print("wrote", ", ".join(sorted(p.name for p in HERE.glob("*.png"))))
