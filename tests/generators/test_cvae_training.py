@@ -1,0 +1,64 @@
+"""generators.learned.train and model: the conditional prior's algebra, and a toy training run whose
+exported files load through the checkpoint plug-in with the shipped spec."""
+
+import itertools
+import shutil
+
+import numpy as np
+import pytest
+import torch
+
+import generators
+from generators.learned.faces_cvae import SPEC
+from generators.learned.model import ConditionalPrior, one_hot_blocks
+from generators.learned.train import train
+
+SIZES = (3, 2)
+
+
+@pytest.fixture
+def prior():
+    g = torch.Generator().manual_seed(0)
+    k, d = int(np.prod(SIZES)), 4
+    means = torch.randn(k, d, generator=g) * 3
+    chols = torch.tril(torch.randn(k, d, d, generator=g) * 0.3) + torch.eye(d) * 1.5
+    return ConditionalPrior(SIZES, means, chols)
+
+
+def test_cells_follow_the_product_order_of_the_blocks(prior):
+    combos = list(itertools.product(*(range(s) for s in SIZES)))
+    c = one_hot_blocks(torch.tensor(combos), SIZES)
+    assert torch.equal(prior.cell(c), torch.eye(len(combos)))
+
+
+def test_whiten_inverts_the_prior_in_every_cell(prior):
+    g = torch.Generator().manual_seed(1)
+    index = torch.stack([torch.randint(0, s, (50,), generator=g) for s in SIZES], dim=1)
+    c = one_hot_blocks(index, SIZES)
+    u = torch.randn(50, 4, generator=g)
+    z = prior(u, c)
+    assert torch.allclose(prior.whiten(z, c), u, atol=1e-4)
+    cells = index[:, 0] * SIZES[1] + index[:, 1]
+    assert torch.allclose(prior(torch.zeros(50, 4), c), prior.means[cells])  # u = 0 is the cell's mean
+
+
+@pytest.fixture
+def torch_state():
+    """train() sets torch's global thread count and deterministic mode; later tests get them back."""
+    threads, deterministic = torch.get_num_threads(), torch.are_deterministic_algorithms_enabled()
+    yield
+    torch.set_num_threads(threads)
+    torch.use_deterministic_algorithms(deterministic)
+
+
+def test_a_toy_training_run_exports_files_the_shipped_spec_loads(tmp_path, torch_state):
+    out = tmp_path / "cvae"
+    train("cvae", n=64, epochs=1, out=out)
+    shutil.copy(SPEC, out / "spec.toml")
+    text = (out / "spec.toml").read_text()
+    (out / "spec.toml").write_text(text[: text.index("[judge]")])  # no judge trained here
+    gen = generators.load("checkpoint", spec=str(out / "spec.toml"), resolution=64)
+    batch = gen.generate(gen.space.sample(5, seed=0))
+    assert batch.images.shape == (5, 64, 64, 3) and batch.images.std() > 1  # something was drawn
+    u = gen.encode(batch.images)
+    assert u.shape == (5, 32) and np.isfinite(u).all()
