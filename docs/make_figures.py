@@ -11,6 +11,7 @@ from pathlib import Path
 import numpy as np
 
 import generators
+from searcher.analysis.generator_quality import condition_grid
 from searcher.figures.contact_sheet import contact_sheet
 
 HERE = Path(__file__).parent
@@ -64,11 +65,8 @@ def entanglement() -> None:
 def faces_cvae_conditions() -> None:
     """faces-cvae at its own 64 px: the same eight codes (columns) under every combination of its
     conditions (rows), as `validate-generator` draws its conditions.png."""
-    gen = generators.load("faces-cvae", resolution=64)
-    codes = gen.space.sample(8, seed=7)
-    cells = [{"skin_type": s, "gender": g} for s in ("I-II", "III-IV", "V-VI") for g in ("masculine", "feminine")]
-    images = np.concatenate([gen.generate([{**c, **cell} for c in codes]).images for cell in cells])
-    labels = [[f"{cell['skin_type']} {cell['gender'][0]}"] for cell in cells for _ in codes]  # "V-VI f": fits 64 px
+    images, cells = condition_grid(generators.load("faces-cvae", resolution=64))
+    labels = [[f"{cell['skin_type']} {cell['gender'][0]}"] for cell in cells for _ in range(8)]  # "V-VI f": fits 64 px
     contact_sheet(images, labels=labels, columns=8).save(HERE / "faces_cvae_conditions.png")
 
 

@@ -179,14 +179,14 @@ def sanity(gen: FacesCVAE, z: np.ndarray, conditions: list[dict[str, str]], zero
     the same encoded conditions keep the class? (`interpolation_codes` per condition cell)."""
     score = zero.set_index("image")[target].reindex(range(len(z))).to_numpy()
     cells = pd.Series([tuple(c.values()) for c in conditions])
-    plans = []
+    model, plans = targets.load(target), []
     for k, (_, members) in enumerate(cells.groupby(cells).groups.items()):
         members = np.asarray(members)
         labels = (score[members] >= 0.5).astype(int)
         if min(np.bincount(labels, minlength=2)) < 2:
             continue
         codes, plan = interpolation_codes(z[members], labels, max(1, n // cells.nunique()), seed=seed + k)
-        plan["score"] = _smile_scores(targets.load(target), gen.from_latent(codes, conditions=conditions[members[0]]).images)
+        plan["score"] = _smile_scores(model, gen.from_latent(codes, conditions=conditions[members[0]]).images)
         plans.append(plan)
     return interpolation_check(pd.concat(plans, ignore_index=True))
 

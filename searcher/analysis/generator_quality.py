@@ -36,7 +36,7 @@ from searcher.errors import ParameterError
 from searcher.space import Categorical
 from searcher.validation import check_int
 
-__all__ = ["GeneratorValidation", "frechet_distance", "validate_generator"]
+__all__ = ["GeneratorValidation", "condition_grid", "frechet_distance", "validate_generator"]
 
 SHEET = 16  # images kept per condition for its contact sheet
 GRID = 8  # codes in the grid of every combination
@@ -192,20 +192,18 @@ def validate_generator(
         batch = generator.generate(params, seed=seed)
         rows = pd.DataFrame({"group": label, **{f"asked.{c}": v for c, v in cell.items()}}, index=range(n))
         ref = generator.reference(cell, n, seed=seed + 1) if referenced else None
-        for prefix, images in (("conditioned", batch.images), ("reference_conditioned", None if ref is None else ref.images)):
-            if images is None:
-                continue
+        sources = {"": batch.images} if ref is None else {"": batch.images, "reference_": ref.images}
+        for prefix, images in sources.items():
             read = generator.judge(images) if own_judge else pd.DataFrame(index=range(n))
             for c, t in judge_targets.items():
                 read[c] = t.predict(images).label
             for c in names:
                 if c in read:
-                    rows[f"{prefix}.{c}"] = np.asarray(read[c]) == cell[c]
-        for d, t in detect_targets.items():
-            rows[f"detected.{d}"] = np.asarray(t.predict(batch.images).label, bool)
-        if ref is not None:
+                    rows[f"{prefix}conditioned.{c}"] = np.asarray(read[c]) == cell[c]
+        for prefix, images in sources.items():
             for d, t in detect_targets.items():
-                rows[f"reference_detected.{d}"] = np.asarray(t.predict(ref.images).label, bool)
+                rows[f"{prefix}detected.{d}"] = np.asarray(t.predict(images).label, bool)
+        if ref is not None:
             if embedder is not None:
                 floor = generator.reference(cell, n, seed=seed + 2)
                 embedded[label] = tuple(_embeddings(embedder, im) for im in (batch.images, ref.images, floor.images))
@@ -218,10 +216,18 @@ def validate_generator(
         caption = [[label, *[f"{d}: {'face' if f else 'MISS'}" for d, f in ((d, rows.loc[i, f"detected.{d}"]) for d in detect_targets)]]
                    for i in range(min(SHEET, n))]
         sheets[label] = (batch.images[:SHEET], caption)
-    codes = generator.space.sample(GRID, seed=seed + 7)
-    grid = np.concatenate([generator.generate([{**p, **cell} for p in codes], seed=seed).images for cell in cells])
-    captions = [[_label(cell)] for cell in cells for _ in range(GRID)]
+    grid, rows_of = condition_grid(generator, seed=seed)
+    captions = [[_label(cell)] for cell in rows_of for _ in range(GRID)]
     return GeneratorValidation(_summarise(per_image, embedded, names), sheets, (grid, captions), getattr(generator, "name", type(generator).__name__))
+
+
+def condition_grid(generator: Any, codes: int = GRID, seed: int = 0) -> tuple[np.ndarray, list[dict[str, str]]]:
+    """The same `codes` draws of the prior (seed + 7) under every combination of the generator's
+    conditions, a row of images per combination: what a condition changes, and what it leaves
+    alone. Returns the images (row-major) and the combination of each row."""
+    cells = _cells(generator)
+    draws = generator.space.sample(codes, seed=seed + 7)
+    return np.concatenate([generator.generate([{**p, **cell} for p in draws], seed=seed).images for cell in cells]), cells
 
 
 def _stack(parts: list[np.ndarray]) -> np.ndarray:
