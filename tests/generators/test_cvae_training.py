@@ -9,9 +9,10 @@ import pytest
 import torch
 
 import generators
+from generators.learned.data import detail_weights
 from generators.learned.faces_cvae import SPEC
 from generators.learned.model import ConditionalPrior, one_hot_blocks
-from generators.learned.train import train
+from generators.learned.train import round_trip, train
 
 SIZES = (3, 2)
 
@@ -40,6 +41,27 @@ def test_whiten_inverts_the_prior_in_every_cell(prior):
     assert torch.allclose(prior.whiten(z, c), u, atol=1e-4)
     cells = index[:, 0] * SIZES[1] + index[:, 1]
     assert torch.allclose(prior(torch.zeros(50, 4), c), prior.means[cells])  # u = 0 is the cell's mean
+
+
+def test_detail_weights_lift_small_features_and_leave_flat_areas_at_one():
+    x = np.full((2, 32, 32, 3), 128, np.uint8)
+    x[0, 10:12, 20:22] = 20  # an "eye" of 2 x 2 dark pixels on a flat face
+    w = detail_weights(x, gain=4.0, cap=5.0)
+    assert w.shape == (2, 32, 32)
+    assert np.all(w[1] == 1.0)  # no detail anywhere: the plain squared error
+    assert w[0, 10, 20] == pytest.approx(21.0)  # 1 + gain * cap on the feature
+    assert w[0, 0, 0] == 1.0 and w[0, 30, 5] == 1.0  # far from it
+    assert np.all(detail_weights(x, gain=0.0) == 1.0)
+
+
+def test_round_trip_is_the_resizing_a_judged_image_has_had():
+    g = torch.Generator().manual_seed(0)
+    x = torch.rand(3, 3, 64, 64, generator=g)
+    y = round_trip(x)
+    assert y.shape == x.shape and 0.0 <= float(y.min()) and float(y.max()) <= 1.0
+    flat = torch.full((1, 3, 64, 64), 0.5)
+    assert torch.allclose(round_trip(flat), torch.full_like(flat, 128 / 255), atol=1e-6)  # only 8-bit rounding
+    assert 0.0 < float((y - x).abs().mean()) < 0.2  # a mild blur of noise, not a different image
 
 
 @pytest.fixture
