@@ -256,17 +256,17 @@ def _check_md(check: pd.DataFrame) -> str:
     return "\n".join(lines)
 
 
-def _at(sens: pd.DataFrame, target: str, direction: str, lam: float, column: str, subset: str = "all") -> pd.Series:
+def _row(sens: pd.DataFrame, direction: str, subset: str, lam: float, target: str = "smile-cnn") -> pd.Series:
+    """The sensitivities of one target, direction and subset at one lambda."""
     df = sens[(sens["target"] == target) & (sens["direction"] == direction) & (sens["subset"] == subset)]
-    return df.set_index("lambda").loc[lam, column]
+    return df.set_index("lambda").loc[lam]
 
 
 def _truth_md(sens: pd.DataFrame, truth: pd.DataFrame, lam: float) -> str:
     lines = ["| direction | faces | latent sweep: 0->1 at lambda = +1 | renderer: 0->1 when added | "
              "latent sweep: 1->0 at lambda = -1 | renderer: 1->0 when removed |", "|---|---|---|---|---|---|"]
     for name, r in truth.iterrows():
-        up, down = (sens[(sens["target"] == "smile-cnn") & (sens["direction"] == name) & (sens["subset"] == r["cohort"])]
-                    .set_index("lambda").loc[x] for x in (lam, -lam))
+        up, down = _row(sens, name, r["cohort"], lam), _row(sens, name, r["cohort"], -lam)
         lines.append(f"| {name} | {r['cohort']} | {_ci(up, '0to1')} | {_ci(r, '0to1')} | {_ci(down, '1to0')} | {_ci(r, '1to0')} |")
     return "\n".join(lines)
 
@@ -279,11 +279,8 @@ def report(table: pd.DataFrame, sens: pd.DataFrame, check: pd.DataFrame, truth: 
     """The markdown report: the directions, flip rates and score sensitivities, the renderer's
     answer beside them, the check, a reading."""
     lam = float(sens["lambda"].max())
-
-    def flips(direction: str, subset: str = "all") -> pd.Series:
-        return sens[(sens["target"] == "smile-cnn") & (sens["direction"] == direction) & (sens["subset"] == subset)].set_index("lambda").loc[lam]
-
-    beard, makeup, eyewear, rnd = flips("beard", "masculine faces"), flips("makeup", "feminine faces"), flips("eyewear"), flips(RANDOM)
+    beard, makeup = _row(sens, "beard", "masculine faces", lam), _row(sens, "makeup", "feminine faces", lam)
+    eyewear, rnd = _row(sens, "eyewear", "all", lam), _row(sens, RANDOM, "all", lam)
     clears = beard["low_0to1"] > rnd["high_0to1"]
     consistent = check["consistent"].sum() / check["n"].sum()
     kept = check["rate"].reindex([0, 1])
@@ -400,8 +397,7 @@ def figures(sens: pd.DataFrame, strips: dict[str, list[np.ndarray]], lambdas: np
     left.set(xticks=np.arange(len(names)), xticklabels=names, ylabel="share of predictions flipped (95% Wilson CI)",
              title=f"smile-cnn, every swept face: flips at |lambda| = {lam:g}")
     left.legend(fontsize=8)
-    swept = pd.DataFrame([sens[(sens["target"] == "smile-cnn") & (sens["direction"] == d) & (sens["subset"] == r["cohort"])
-                               & (sens["lambda"] == lam)].iloc[0] for d, r in truth.iterrows()], index=truth.index)
+    swept = pd.DataFrame([_row(sens, d, r["cohort"], lam) for d, r in truth.iterrows()], index=truth.index)
     _bars(right, 0, swept, "0to1", "latent sweep, lambda = +1")
     _bars(right, 1, truth, "0to1", "renderer: attribute drawn on")
     right.set(xticks=np.arange(len(truth)), xticklabels=[f"{d}\n({r['cohort']})" for d, r in truth.iterrows()],

@@ -29,7 +29,7 @@ from torch import nn
 
 __all__ = ["ConditionJudge", "ConditionalPrior", "Decoder", "Encoder", "ExportedEncoder", "PriorDecoder", "one_hot_blocks"]
 
-WIDTHS = (128, 96, 64, 32, 16)  # decoder channels at 4, 8, 16, 32, 64 px: 1,550 images/s on 2 cores (benchmarks/render_speed.py)
+WIDTHS = (128, 96, 64, 32, 16)  # decoder channels at 4, 8, 16, 32, 64 px; its speed: benchmarks/render_speed.py
 
 
 def _up(c_in: int, c_out: int) -> list[nn.Module]:
