@@ -10,11 +10,13 @@ validation (`searcher validate-generator`) measures instead of hiding.
 - `Decoder`: `[z; c]` -> 4 x 4 x 128 -> four stride-2 transposed convolutions -> 64 x 64 RGB in [0, 1].
 - `Encoder`: a conv trunk shared by a condition head (logits of every block) and the posterior
   `q(z | x, c)`; `Encoder.infer` feeds the head's argmax back as `c`, so `E(x)` needs only `x`.
-- `ConditionalPrior`: `p(z | c)`, one Gaussian per combination of conditions, fitted after training
-  to the codes of the training images (Sohn et al. 2015's conditional prior, fitted ex post as in
-  Ghosh et al. 2020): samples from `N(0, I)` fall where no training code lies and decode to smears,
-  samples from the fitted prior decode to faces. The shipped decoder takes whitened codes `u` and
-  maps them through it, so the searched box `u ~ N(0, I)` is the prior.
+- `ConditionalPrior`: `p(z | c)`, fitted after training to the codes of the training images
+  (Sohn et al. 2015's conditional prior, fitted ex post as in Ghosh et al. 2020): one Gaussian per
+  combination of conditions, then a `CouplingFlow` that bends `N(0, I)` onto the codes the
+  Gaussian leaves out. Samples from `N(0, I)` in code space fall where no training code lies and
+  decode to smears; one Gaussian per combination puts mass between its clusters, where dark
+  faces decode lighter than asked. The shipped decoder takes whitened codes `u` and maps them
+  through the prior, so the searched box `u ~ N(0, I)` is the prior.
 - `ConditionJudge`: a small CNN, trained apart on other renders, that reads the conditions off an
   image; `validate-generator` asks it whether a generated face shows what was asked.
 """
@@ -27,7 +29,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-__all__ = ["ConditionJudge", "ConditionalPrior", "Decoder", "Encoder", "ExportedEncoder", "PriorDecoder", "one_hot_blocks"]
+__all__ = ["ConditionJudge", "ConditionalPrior", "Coupling", "CouplingFlow", "Decoder", "Encoder", "ExportedEncoder", "PriorDecoder", "one_hot_blocks"]
 
 WIDTHS = (128, 96, 64, 32, 16)  # decoder channels at 4, 8, 16, 32, 64 px; its speed: benchmarks/render_speed.py
 
@@ -89,17 +91,75 @@ class Encoder(nn.Module):
         return mu, logits, c
 
 
-class ConditionalPrior(nn.Module):
-    """`p(z | c) = N(m_k, L_k L_k^T)` for the combination `k` of conditions that the one-hot blocks
-    `c` spell (`k` in `itertools.product` order of the blocks); `forward(u, c) = m_k + L_k u` maps
-    whitened codes to codes, `whiten` maps back."""
+class Coupling(nn.Module):
+    """An affine coupling layer (Dinh et al. 2017, "Density estimation using Real NVP", eq. 9)
+    conditioned on a combination one-hot `w`: the coordinates outside `mask` are scaled by
+    `exp(s)` (`s` bounded by tanh) and shifted by `t`, both functions of the coordinates inside it
+    and of `w`, so the layer inverts exactly and its log-determinant is `sum s`."""
 
-    def __init__(self, sizes: Sequence[int], means: torch.Tensor, chols: torch.Tensor) -> None:
+    def __init__(self, mask: torch.Tensor, cells: int, hidden: int) -> None:
+        super().__init__()
+        self.register_buffer("mask", mask.float())
+        dim = len(mask)
+        self.net = nn.Sequential(nn.Linear(dim + cells, hidden), nn.SiLU(), nn.Linear(hidden, hidden), nn.SiLU(),
+                                 nn.Linear(hidden, 2 * dim))
+        nn.init.zeros_(self.net[-1].weight)  # starts as the identity
+        nn.init.zeros_(self.net[-1].bias)
+
+    def _shift_scale(self, y: torch.Tensor, w: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        s, t = self.net(torch.cat([y * self.mask, w], dim=1)).chunk(2, dim=1)
+        return torch.tanh(s) * (1 - self.mask), t * (1 - self.mask)
+
+    def forward(self, u: torch.Tensor, w: torch.Tensor) -> torch.Tensor:
+        s, t = self._shift_scale(u, w)
+        return u * s.exp() + t
+
+    def inverse(self, v: torch.Tensor, w: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """(`u`, log |det du/dv| per row)."""
+        s, t = self._shift_scale(v, w)
+        return (v - t) * (-s).exp(), -s.sum(1)
+
+
+class CouplingFlow(nn.Module):
+    """`layers` conditional couplings whose masks alternate even/odd and first/second half of the
+    coordinates: an invertible map of `N(0, I)` onto a density of codes per combination."""
+
+    def __init__(self, dim: int, cells: int, layers: int = 8, hidden: int = 128) -> None:
+        super().__init__()
+        masks = []
+        for k in range(layers):
+            m = torch.zeros(dim)
+            m[[slice(0, None, 2), slice(1, None, 2), slice(0, dim // 2), slice(dim // 2, None)][k % 4]] = 1
+            masks.append(m)
+        self.layers = nn.ModuleList(Coupling(m, cells, hidden) for m in masks)
+
+    def forward(self, u: torch.Tensor, w: torch.Tensor) -> torch.Tensor:
+        for layer in self.layers:
+            u = layer(u, w)
+        return u
+
+    def inverse(self, v: torch.Tensor, w: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """(`u`, log |det du/dv| per row): `-log p(v | w) = |u|^2 / 2 - logdet + const`."""
+        logdets = []
+        for layer in reversed(self.layers):
+            v, d = layer.inverse(v, w)
+            logdets.append(d)
+        return v, torch.stack(logdets).sum(0)
+
+
+class ConditionalPrior(nn.Module):
+    """`p(z | c)` for the combination `k` of conditions that the one-hot blocks `c` spell (`k` in
+    `itertools.product` order of the blocks): `z = m_k + L_k f(u, k)` with `u ~ N(0, I)`, `f` the
+    `flow` (the identity without one, leaving `N(m_k, L_k L_k^T)`). `forward(u, c)` maps whitened
+    codes to codes, `whiten` maps back."""
+
+    def __init__(self, sizes: Sequence[int], means: torch.Tensor, chols: torch.Tensor, flow: CouplingFlow | None = None) -> None:
         super().__init__()
         self.sizes = tuple(int(s) for s in sizes)
         self.register_buffer("means", means.float())
         self.register_buffer("chols", chols.float())
         self.register_buffer("inverses", torch.linalg.inv(chols.double()).float())
+        self.flow = flow
 
     def cell(self, c: torch.Tensor) -> torch.Tensor:
         """`N x K` one-hot of the combination: the outer product of the blocks, flattened."""
@@ -111,11 +171,13 @@ class ConditionalPrior(nn.Module):
 
     def forward(self, u: torch.Tensor, c: torch.Tensor) -> torch.Tensor:
         w = self.cell(c)
-        return w @ self.means + torch.einsum("nk,kij,nj->ni", w, self.chols, u)
+        v = u if self.flow is None else self.flow(u, w)
+        return w @ self.means + torch.einsum("nk,kij,nj->ni", w, self.chols, v)
 
     def whiten(self, z: torch.Tensor, c: torch.Tensor) -> torch.Tensor:
         w = self.cell(c)
-        return torch.einsum("nk,kij,nj->ni", w, self.inverses, z - w @ self.means)
+        v = torch.einsum("nk,kij,nj->ni", w, self.inverses, z - w @ self.means)
+        return v if self.flow is None else self.flow.inverse(v, w)[0]
 
 
 class PriorDecoder(nn.Module):

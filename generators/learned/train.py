@@ -2,11 +2,13 @@
 
     python -m generators.learned.train            # -> generators/learned/faces_cvae/
     python -m generators.learned.train judge      # the judge alone (cvae: the generator alone)
+    python -m generators.learned.train prior      # refits p(z | c) of the shipped decoder and encoder
 
 Everything random is seeded (the parameter draws, the render, the initial weights, the batch
 order, the flips, the reparameterisation noise) and torch runs on two CPU threads with
 deterministic algorithms, so one machine reproduces the same files. After training, the
-conditional prior `p(z | c)` is fitted to the codes of the training faces (`fit_prior`), and the
+conditional prior `p(z | c)` is fitted to the codes of faces of the training recipe and their
+mirror images (`fit_prior`: a Gaussian per combination, then a coupling flow), and the
 decoder and the encoder are written with it folded in, with `torch.export` (`.pt2`), the format a
 user's own checkpoint comes in.
 
@@ -19,6 +21,7 @@ so it cannot have learned the generator's quirks.
 from __future__ import annotations
 
 import argparse
+import copy
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -29,14 +32,17 @@ import torch.nn.functional as F
 
 from generators.faces.procedural import render_rows
 from generators.learned.data import CONDITIONS, detail_weights, face_weights, training_rows
-from generators.learned.model import ConditionalPrior, ConditionJudge, Decoder, Encoder, ExportedEncoder, PriorDecoder, one_hot_blocks
+from generators.learned.model import ConditionalPrior, ConditionJudge, CouplingFlow, Decoder, Encoder, ExportedEncoder, PriorDecoder, one_hot_blocks
 
-__all__ = ["HERE", "LATENT_DIM", "export", "fit_cvae", "fit_judge", "fit_prior", "main", "round_trip", "train"]
+__all__ = ["HERE", "LATENT_DIM", "export", "fit_cvae", "fit_flow", "fit_judge", "fit_prior", "load_networks", "main", "round_trip", "train"]
 
 HERE = Path(__file__).parent / "faces_cvae"
 LATENT_DIM = 32
 SIGMA = 0.1  # the decoder's Gaussian pixel noise on the 0..1 scale: recon weight 1 / (2 sigma^2)
 DETAIL = 4.0  # `detail_weights` gain: the weight of the pixels where a face has its features
+FLOW_STEPS = 4000  # `fit_flow` steps of batch 512
+FLOW_LAYERS, FLOW_HIDDEN = 12, 128  # the prior's coupling layers and their width
+PRIOR_N = 100_000  # faces (each also mirrored) whose codes the prior is fitted to
 
 
 def _setup(images: np.ndarray, seed: int) -> torch.Tensor:
@@ -110,21 +116,81 @@ def fit_cvae(images: np.ndarray, index: np.ndarray, weights: np.ndarray, epochs:
     return dec.eval(), enc.eval()
 
 
-@torch.no_grad()
-def fit_prior(enc: Encoder, images: np.ndarray, index: np.ndarray, ridge: float = 1e-3) -> ConditionalPrior:
-    """The conditional prior `p(z | c)`: mean and covariance (plus `ridge` I) of the posterior means
-    `E(x)` of the training images of each combination of conditions (their true conditions)."""
+def training_codes(enc: Encoder, n: int, seed: int, chunk: int = 10_000) -> tuple[torch.Tensor, np.ndarray]:
+    """The posterior means `E(x)` at their true conditions of `n` training-recipe faces (seed
+    `seed`, rendered `chunk` at a time) and of their mirror images, as the VAE saw both:
+    (`2 x n x D` codes, `n x 2` condition indices)."""
     sizes = [len(c) for c in CONDITIONS.values()]
-    x = _setup(images, 0)
-    idx = torch.as_tensor(index, dtype=torch.int64)
-    mu = torch.cat([enc(x[i : i + 512], one_hot_blocks(idx[i : i + 512], sizes))[0] for i in range(0, len(x), 512)]).double()
-    cells = np.ravel_multi_index(index.T, sizes)
+    rows, index = training_rows(n, seed)
+    codes = []
+    for i in range(0, n, chunk):
+        x = _setup(render_rows(rows[i : i + chunk], resolution=64, seed=seed + i).images, seed)
+        c = one_hot_blocks(torch.as_tensor(index[i : i + chunk], dtype=torch.int64), sizes)
+        with torch.no_grad():
+            codes += [enc(torch.cat([xb, xb.flip(-1)]), torch.cat([cb, cb]))[0].view(2, len(xb), -1) for xb, cb in zip(x.split(512), c.split(512))]
+    return torch.cat(codes, dim=1), index
+
+
+def fit_prior(codes: torch.Tensor, index: np.ndarray, flow_steps: int = FLOW_STEPS, seed: int = 0, ridge: float = 1e-3,
+              log: Callable[[str], None] | None = None) -> ConditionalPrior:
+    """The conditional prior `p(z | c)` of `training_codes` (`2 x n x D`) with `n x 2` condition
+    indices: the mean and covariance (plus `ridge` I) per combination, then `fit_flow` on the
+    codes so whitened, with the last 5% of the faces held out (`flow_steps` = 0: Gaussians alone)."""
+    sizes = [len(c) for c in CONDITIONS.values()]
+    cells = torch.from_numpy(np.ravel_multi_index(index.T, sizes))
     means, chols = [], []
     for k in range(int(np.prod(sizes))):
-        z = mu[torch.from_numpy(cells == k)]
+        z = codes[:, cells == k].flatten(0, 1).double()
         means.append(z.mean(0))
         chols.append(torch.linalg.cholesky(torch.cov(z.T) + ridge * torch.eye(z.shape[1], dtype=z.dtype)))
-    return ConditionalPrior(sizes, torch.stack(means), torch.stack(chols))
+    prior = ConditionalPrior(sizes, torch.stack(means), torch.stack(chols))
+    if flow_steps:
+        c = one_hot_blocks(torch.as_tensor(index, dtype=torch.int64), sizes).repeat(2, 1)
+        with torch.no_grad():
+            v = prior.whiten(codes.flatten(0, 1), c).view(codes.shape)
+        w = prior.cell(c).view(2, len(index), -1)
+        cut = int(0.95 * len(index))
+        prior.flow = fit_flow(v[:, :cut].flatten(0, 1), w[:, :cut].flatten(0, 1), flow_steps, seed,
+                              held=(v[:, cut:].flatten(0, 1), w[:, cut:].flatten(0, 1)), log=log)
+    return prior
+
+
+def fit_flow(v: torch.Tensor, w: torch.Tensor, steps: int, seed: int = 0, held: tuple[torch.Tensor, torch.Tensor] | None = None,
+             batch: int = 512, layers: int = FLOW_LAYERS, hidden: int = FLOW_HIDDEN,
+             log: Callable[[str], None] | None = None) -> CouplingFlow:
+    """A `CouplingFlow` fitted by maximum likelihood to codes `v` (`N x D`) of combinations `w`
+    (`N x K` one-hot): `-log p(v | w) = |f^-1(v)|^2 / 2 - log |det|` (Dinh et al. 2017, eq. 3),
+    AdamW (learning rate 1e-3, weight decay 1e-4, cosine decay) on seeded batches. With `held`
+    codes, the weights that fit them best (checked every 250 steps) are the ones returned."""
+    torch.manual_seed(seed)
+    flow = CouplingFlow(v.shape[1], w.shape[1], layers, hidden)
+    opt = torch.optim.AdamW(flow.parameters(), lr=1e-3, weight_decay=1e-4)
+    sched = torch.optim.lr_scheduler.CosineAnnealingLR(opt, steps)
+    gen = torch.Generator().manual_seed(seed)
+
+    def nll(v: torch.Tensor, w: torch.Tensor) -> torch.Tensor:
+        u, logdet = flow.inverse(v, w)
+        return (0.5 * u.pow(2).sum(1) - logdet).mean()
+
+    best, state, start = float("inf"), None, time.perf_counter()
+    for step in range(steps):
+        b = torch.randint(len(v), (batch,), generator=gen)
+        loss = nll(v[b], w[b])
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        sched.step()
+        if held is not None and ((step + 1) % 250 == 0 or step + 1 == steps):
+            with torch.no_grad():
+                score = float(nll(*held))
+            if score < best:
+                best, state = score, copy.deepcopy(flow.state_dict())
+            if log:
+                gauss = float(0.5 * held[0].pow(2).sum(1).mean())
+                log(f"  flow step {step + 1}/{steps}: -log p of held-out codes {score:.2f} (Gaussians alone {gauss:.2f}; {time.perf_counter() - start:.0f} s)")
+    if state is not None:
+        flow.load_state_dict(state)
+    return flow.eval()
 
 
 def round_trip(x: torch.Tensor, side: int = 128) -> torch.Tensor:
@@ -186,20 +252,38 @@ def export(dec: Decoder, enc: Encoder, prior: ConditionalPrior, out: Path) -> tu
             _save(ExportedEncoder(enc, prior), (torch.zeros(2, 3, 64, 64),), out / "encoder.pt2"))
 
 
+def load_networks(folder: Path = HERE) -> tuple[Decoder, Encoder]:
+    """The decoder and encoder inside an exported `decoder.pt2` / `encoder.pt2` pair, without their prior."""
+    sizes = [len(c) for c in CONDITIONS.values()]
+    dec, enc = Decoder(LATENT_DIM, sum(sizes)), Encoder(LATENT_DIM, sizes)
+    for net, name in ((dec, "decoder"), (enc, "encoder")):
+        state = torch.export.load(folder / f"{name}.pt2").state_dict
+        net.load_state_dict({k.removeprefix(f"{name}."): v for k, v in state.items() if k.startswith(f"{name}.")})
+    return dec.eval(), enc.eval()
+
+
 def train(part: str = "all", seed: int = 0, n: int = 20_000, epochs: int = 16, judge_n: int = 20_000, judge_epochs: int = 16,
-          out: Path = HERE) -> Path:
+          prior_n: int = PRIOR_N, flow_steps: int = FLOW_STEPS, out: Path = HERE) -> Path:
     """Renders `n` training faces at 64 px (seed `seed`), trains the conditional VAE on them, fits
     its conditional prior, and exports them to `out`; renders `judge_n` other faces (seed `seed + 1`) and
-    trains and exports the judge. `part` is "all", "cvae" or "judge"."""
+    trains and exports the judge. The prior is fitted to the codes of `prior_n` faces of the
+    training recipe (seed `seed`): more than the VAE trained on, since a flow fitted to 20,000
+    codes learns them by heart. `part` is "all", "cvae", "judge" or "prior" (the prior alone,
+    refitted to the decoder and encoder already in `out`)."""
     start = time.perf_counter()
     paths: list[Path] = []
-    if part in ("all", "cvae"):
-        rows, index = training_rows(n, seed)
-        batch = render_rows(rows, resolution=64, seed=seed)
-        print(f"faces-cvae: rendered {n} faces in {time.perf_counter() - start:.0f} s")
-        weights = face_weights(batch.truth) * detail_weights(batch.images, DETAIL)
-        dec, enc = fit_cvae(batch.images, index, weights, epochs, seed, log=print)
-        paths += export(dec, enc, fit_prior(enc, batch.images, index), out)
+    if part in ("all", "cvae", "prior"):
+        if part == "prior":
+            dec, enc = load_networks(out)
+        else:
+            rows, index = training_rows(n, seed)
+            batch = render_rows(rows, resolution=64, seed=seed)
+            print(f"faces-cvae: rendered {n} faces in {time.perf_counter() - start:.0f} s")
+            weights = face_weights(batch.truth) * detail_weights(batch.images, DETAIL)
+            dec, enc = fit_cvae(batch.images, index, weights, epochs, seed, log=print)
+        codes, index = training_codes(enc, prior_n, seed)
+        print(f"faces-cvae: encoded {prior_n} faces for the prior ({time.perf_counter() - start:.0f} s)")
+        paths += export(dec, enc, fit_prior(codes, index, flow_steps, seed, log=print), out)
     if part in ("all", "judge"):
         rows, index = training_rows(judge_n, seed + 1)
         images = render_rows(rows, resolution=64, seed=seed + 1).images
@@ -213,15 +297,18 @@ def train(part: str = "all", seed: int = 0, n: int = 20_000, epochs: int = 16, j
 
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("part", nargs="?", default="all", choices=("all", "cvae", "judge"))
+    ap.add_argument("part", nargs="?", default="all", choices=("all", "cvae", "judge", "prior"))
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--n", type=int, default=20_000, help="training images of the generator")
     ap.add_argument("--epochs", type=int, default=16)
     ap.add_argument("--judge-n", type=int, default=20_000, help="training images of the judge")
     ap.add_argument("--judge-epochs", type=int, default=16)
+    ap.add_argument("--prior-n", type=int, default=PRIOR_N, help="faces whose codes the prior is fitted to")
+    ap.add_argument("--flow-steps", type=int, default=FLOW_STEPS, help="steps of the prior's coupling flow (0: Gaussians alone)")
     ap.add_argument("--out", type=Path, default=HERE, help="folder for decoder.pt2, encoder.pt2 and judge.pt2")
     args = ap.parse_args(argv)
-    train(args.part, seed=args.seed, n=args.n, epochs=args.epochs, judge_n=args.judge_n, judge_epochs=args.judge_epochs, out=args.out)
+    train(args.part, seed=args.seed, n=args.n, epochs=args.epochs, judge_n=args.judge_n, judge_epochs=args.judge_epochs,
+          prior_n=args.prior_n, flow_steps=args.flow_steps, out=args.out)
 
 
 if __name__ == "__main__":
