@@ -10,7 +10,8 @@ shortcuts are the known answer) and by OpenCV's `haar-smile`.
    linear SVM separates the codes of faces with and without each attribute (beard, makeup, and
    eyewear, an attribute nothing was planted on), with smiling and gender presentation balanced
    between the classes (`attribute_vector`), as the paper balances Smiling and Male. A random unit
-   direction (seeded) is the second control.
+   direction (seeded) orthogonal to the attribute vectors is the second control: a random draw
+   that leans on the beard direction would move beards too.
 2. Sweeps (Sec. 3.3, Fig. 4): `--n-sweep` other faces are encoded, `z = E(x)`, and rendered as
    `G(z + lambda s d)` with their encoded conditions for `--steps` values of lambda in [-1, 1].
    The codes are whitened (the shipped encoder returns `u`, which the prior draws from N(0, I)),
@@ -86,7 +87,7 @@ STRIP = 2  # faces per direction in sweeps.png
 
 def directions(gen: FacesCVAE, n: int, seed: int) -> tuple[dict[str, np.ndarray], pd.DataFrame]:
     """Unit attribute vectors on codes `E(x)` of `n` reference faces, the confounders (smiling,
-    feminine) balanced, plus a seeded random unit direction; and a table of each one's class
+    feminine) balanced, plus a seeded random unit direction orthogonal to them; and a table of each one's class
     sizes, the gap between the class means along `d`, the accuracy of the cut halfway between
     them, and its cosine with the others."""
     ref = gen.reference({}, n, seed=seed + 10)
@@ -104,6 +105,8 @@ def directions(gen: FacesCVAE, n: int, seed: int) -> tuple[dict[str, np.ndarray]
         rows.append({"direction": name, "planted": attribute.planted, "with": int(labels.sum()), "without": int((~labels).sum()),
                      "gap": float(hi - lo), "accuracy": accuracy})
     r = np.random.default_rng([seed, 0xD3]).normal(size=z.shape[1])
+    basis = np.linalg.qr(np.stack(list(vectors.values()), axis=1))[0]
+    r -= basis @ (basis.T @ r)  # a control carries none of the attributes swept
     vectors[RANDOM] = r / np.linalg.norm(r)
     rows.append({"direction": RANDOM, "planted": False, "with": 0, "without": 0, "gap": np.nan, "accuracy": np.nan})
     table = pd.DataFrame(rows).set_index("direction")

@@ -44,6 +44,7 @@ def test_directions_are_unit_vectors_pointing_to_their_attribute(quick):
     for name in table.index:
         assert table.loc[name, f"cos_{name}"] == pytest.approx(1.0)  # unit norm
     assert (table["gap"].drop("random") > 0).all()  # d points towards the attribute
+    assert table.loc["random", ["cos_beard", "cos_makeup", "cos_eyewear"]].abs().max() < 1e-9  # the control carries none of them
     assert table.loc["eyewear", "accuracy"] > 0.75  # the encoder keeps glasses: their direction separates the codes
 
 
