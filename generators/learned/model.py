@@ -124,13 +124,10 @@ class CouplingFlow(nn.Module):
     """`layers` conditional couplings whose masks alternate even/odd and first/second half of the
     coordinates: an invertible map of `N(0, I)` onto a density of codes per combination."""
 
-    def __init__(self, dim: int, cells: int, layers: int = 8, hidden: int = 128) -> None:
+    def __init__(self, dim: int, cells: int, layers: int, hidden: int) -> None:
         super().__init__()
-        masks = []
-        for k in range(layers):
-            m = torch.zeros(dim)
-            m[[slice(0, None, 2), slice(1, None, 2), slice(0, dim // 2), slice(dim // 2, None)][k % 4]] = 1
-            masks.append(m)
+        kept = (slice(0, None, 2), slice(1, None, 2), slice(0, dim // 2), slice(dim // 2, None))  # even, odd, halves
+        masks = [torch.zeros(dim).index_fill_(0, torch.arange(dim)[kept[k % 4]], 1.0) for k in range(layers)]
         self.layers = nn.ModuleList(Coupling(m, cells, hidden) for m in masks)
 
     def forward(self, u: torch.Tensor, w: torch.Tensor) -> torch.Tensor:

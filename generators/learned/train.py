@@ -43,6 +43,7 @@ DETAIL = 4.0  # `detail_weights` gain: the weight of the pixels where a face has
 FLOW_STEPS = 4000  # `fit_flow` steps of batch 512
 FLOW_LAYERS, FLOW_HIDDEN = 12, 128  # the prior's coupling layers and their width
 PRIOR_N = 100_000  # faces (each also mirrored) whose codes the prior is fitted to
+SIZES = [len(c) for c in CONDITIONS.values()]  # categories per condition: the one-hot blocks
 
 
 def _setup(images: np.ndarray, seed: int) -> torch.Tensor:
@@ -62,9 +63,9 @@ def _batches(x: torch.Tensor, batch: int, gen: torch.Generator):
         yield b, torch.where(flips[b].view(-1, 1, 1, 1), x[b].flip(-1), x[b]).contiguous(memory_format=torch.channels_last)
 
 
-def _block_ce(logits: torch.Tensor, index: torch.Tensor, sizes: list[int]) -> torch.Tensor:
+def _block_ce(logits: torch.Tensor, index: torch.Tensor) -> torch.Tensor:
     """Summed cross-entropy of every condition block."""
-    return sum(F.cross_entropy(block, index[:, k]) for k, block in enumerate(logits.split(sizes, dim=1)))
+    return sum(F.cross_entropy(block, index[:, k]) for k, block in enumerate(logits.split(SIZES, dim=1)))
 
 
 def fit_cvae(images: np.ndarray, index: np.ndarray, weights: np.ndarray, epochs: int, seed: int = 0,
@@ -80,11 +81,10 @@ def fit_cvae(images: np.ndarray, index: np.ndarray, weights: np.ndarray, epochs:
     `validate-generator` (the same small CNN) cannot be fooled by cues made for it.
     """
     x = torch.cat([_setup(images, seed), torch.from_numpy(weights)[:, None]], dim=1).contiguous(memory_format=torch.channels_last)
-    sizes = [len(c) for c in CONDITIONS.values()]
     idx = torch.as_tensor(index, dtype=torch.int64)
-    c_all = one_hot_blocks(idx, sizes)
-    dec = Decoder(latent_dim, sum(sizes)).to(memory_format=torch.channels_last)
-    enc = Encoder(latent_dim, sizes).to(memory_format=torch.channels_last)
+    c_all = one_hot_blocks(idx, SIZES)
+    dec = Decoder(latent_dim, sum(SIZES)).to(memory_format=torch.channels_last)
+    enc = Encoder(latent_dim, SIZES).to(memory_format=torch.channels_last)
     params = list(dec.parameters()) + list(enc.parameters())
     n, batch = len(x), 128
     steps = epochs * ((n + batch - 1) // batch)
@@ -101,7 +101,7 @@ def fit_cvae(images: np.ndarray, index: np.ndarray, weights: np.ndarray, epochs:
             z = mu + torch.randn(mu.shape, generator=gen) * (0.5 * logvar).exp()
             recon = (wb * (dec(z, c_all[b]) - xb).pow(2)).flatten(1).sum(1).mean() / (2 * SIGMA**2)
             kl = 0.5 * (mu.pow(2) + logvar.exp() - 1 - logvar).sum(1).mean()
-            ce = _block_ce(logits, idx[b], sizes)
+            ce = _block_ce(logits, idx[b])
             warm = min(1.0, (step + 1) / (steps / epochs))
             loss = recon + warm * kl + 100 * ce
             opt.zero_grad()
@@ -120,12 +120,11 @@ def training_codes(enc: Encoder, n: int, seed: int, chunk: int = 10_000) -> tupl
     """The posterior means `E(x)` at their true conditions of `n` training-recipe faces (seed
     `seed`, rendered `chunk` at a time) and of their mirror images, as the VAE saw both:
     (`2 x n x D` codes, `n x 2` condition indices)."""
-    sizes = [len(c) for c in CONDITIONS.values()]
     rows, index = training_rows(n, seed)
     codes = []
     for i in range(0, n, chunk):
         x = _setup(render_rows(rows[i : i + chunk], resolution=64, seed=seed + i).images, seed)
-        c = one_hot_blocks(torch.as_tensor(index[i : i + chunk], dtype=torch.int64), sizes)
+        c = one_hot_blocks(torch.as_tensor(index[i : i + chunk], dtype=torch.int64), SIZES)
         with torch.no_grad():
             codes += [enc(torch.cat([xb, xb.flip(-1)]), torch.cat([cb, cb]))[0].view(2, len(xb), -1) for xb, cb in zip(x.split(512), c.split(512))]
     return torch.cat(codes, dim=1), index
@@ -136,22 +135,21 @@ def fit_prior(codes: torch.Tensor, index: np.ndarray, flow_steps: int = FLOW_STE
     """The conditional prior `p(z | c)` of `training_codes` (`2 x n x D`) with `n x 2` condition
     indices: the mean and covariance (plus `ridge` I) per combination, then `fit_flow` on the
     codes so whitened, with the last 5% of the faces held out (`flow_steps` = 0: Gaussians alone)."""
-    sizes = [len(c) for c in CONDITIONS.values()]
-    cells = torch.from_numpy(np.ravel_multi_index(index.T, sizes))
+    cells = torch.from_numpy(np.ravel_multi_index(index.T, SIZES))
     means, chols = [], []
-    for k in range(int(np.prod(sizes))):
+    for k in range(int(np.prod(SIZES))):
         z = codes[:, cells == k].flatten(0, 1).double()
         means.append(z.mean(0))
         chols.append(torch.linalg.cholesky(torch.cov(z.T) + ridge * torch.eye(z.shape[1], dtype=z.dtype)))
-    prior = ConditionalPrior(sizes, torch.stack(means), torch.stack(chols))
+    prior = ConditionalPrior(SIZES, torch.stack(means), torch.stack(chols))
     if flow_steps:
-        c = one_hot_blocks(torch.as_tensor(index, dtype=torch.int64), sizes).repeat(2, 1)
+        c = one_hot_blocks(torch.as_tensor(index, dtype=torch.int64), SIZES).repeat(2, 1)
         with torch.no_grad():
             v = prior.whiten(codes.flatten(0, 1), c).view(codes.shape)
         w = prior.cell(c).view(2, len(index), -1)
         cut = int(0.95 * len(index))
-        prior.flow = fit_flow(v[:, :cut].flatten(0, 1), w[:, :cut].flatten(0, 1), flow_steps, seed,
-                              held=(v[:, cut:].flatten(0, 1), w[:, cut:].flatten(0, 1)), log=log)
+        fit, held = ((v[:, part].flatten(0, 1), w[:, part].flatten(0, 1)) for part in (slice(None, cut), slice(cut, None)))
+        prior.flow = fit_flow(*fit, flow_steps, seed, held=held, log=log)
     return prior
 
 
@@ -173,6 +171,7 @@ def fit_flow(v: torch.Tensor, w: torch.Tensor, steps: int, seed: int = 0, held: 
         return (0.5 * u.pow(2).sum(1) - logdet).mean()
 
     best, state, start = float("inf"), None, time.perf_counter()
+    gauss = float(0.5 * held[0].pow(2).sum(1).mean()) if held is not None else None  # the Gaussians alone
     for step in range(steps):
         b = torch.randint(len(v), (batch,), generator=gen)
         loss = nll(v[b], w[b])
@@ -186,7 +185,6 @@ def fit_flow(v: torch.Tensor, w: torch.Tensor, steps: int, seed: int = 0, held: 
             if score < best:
                 best, state = score, copy.deepcopy(flow.state_dict())
             if log:
-                gauss = float(0.5 * held[0].pow(2).sum(1).mean())
                 log(f"  flow step {step + 1}/{steps}: -log p of held-out codes {score:.2f} (Gaussians alone {gauss:.2f}; {time.perf_counter() - start:.0f} s)")
     if state is not None:
         flow.load_state_dict(state)
@@ -208,25 +206,24 @@ def fit_judge(images: np.ndarray, index: np.ndarray, epochs: int, seed: int = 1,
     (without it the judge reads gender off real renders 4 points worse after the trip)."""
     raw = _setup(images, seed)
     x = torch.cat([raw, torch.cat([round_trip(raw[i : i + 1024]) for i in range(0, len(raw), 1024)])], dim=1)
-    sizes = [len(c) for c in CONDITIONS.values()]
     idx = torch.as_tensor(index, dtype=torch.int64)
-    net = ConditionJudge(sizes).to(memory_format=torch.channels_last)
+    net = ConditionJudge(SIZES).to(memory_format=torch.channels_last)
     opt = torch.optim.AdamW(net.parameters(), lr=3e-3, weight_decay=1e-4)
     sched = torch.optim.lr_scheduler.OneCycleLR(opt, max_lr=3e-3, total_steps=epochs * ((len(x) + 63) // 64))
     gen = torch.Generator().manual_seed(seed)
     start = time.perf_counter()
     for epoch in range(epochs):
         net.train()
-        correct = np.zeros(len(sizes))
+        correct = np.zeros(len(SIZES))
         for b, pair in _batches(x, 64, gen):
             tripped = torch.rand(len(b), generator=gen) < 0.5
             logits = net(torch.where(tripped.view(-1, 1, 1, 1), pair[:, 3:], pair[:, :3]).contiguous(memory_format=torch.channels_last))
-            loss = _block_ce(logits, idx[b], sizes)
+            loss = _block_ce(logits, idx[b])
             opt.zero_grad()
             loss.backward()
             opt.step()
             sched.step()
-            correct += [int((block.argmax(1) == idx[b, k]).sum()) for k, block in enumerate(logits.split(sizes, dim=1))]
+            correct += [int((block.argmax(1) == idx[b, k]).sum()) for k, block in enumerate(logits.split(SIZES, dim=1))]
         if log:
             accuracy = ", ".join(f"{name} {c / len(x):.1%}" for name, c in zip(CONDITIONS, correct))
             log(f"  judge epoch {epoch + 1}/{epochs}: train accuracy {accuracy} ({time.perf_counter() - start:.0f} s)")
@@ -254,8 +251,7 @@ def export(dec: Decoder, enc: Encoder, prior: ConditionalPrior, out: Path) -> tu
 
 def load_networks(folder: Path = HERE) -> tuple[Decoder, Encoder]:
     """The decoder and encoder inside an exported `decoder.pt2` / `encoder.pt2` pair, without their prior."""
-    sizes = [len(c) for c in CONDITIONS.values()]
-    dec, enc = Decoder(LATENT_DIM, sum(sizes)), Encoder(LATENT_DIM, sizes)
+    dec, enc = Decoder(LATENT_DIM, sum(SIZES)), Encoder(LATENT_DIM, SIZES)
     for net, name in ((dec, "decoder"), (enc, "encoder")):
         state = torch.export.load(folder / f"{name}.pt2").state_dict
         net.load_state_dict({k.removeprefix(f"{name}."): v for k, v in state.items() if k.startswith(f"{name}.")})

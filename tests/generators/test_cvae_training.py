@@ -62,8 +62,8 @@ def test_fit_flow_learns_the_curved_codes_a_gaussian_fills_in():
     on the parabola, where the Gaussian's scatter across it."""
     g = torch.Generator().manual_seed(0)
 
-    def codes(n, cell=None):
-        cell = torch.randint(0, 2, (n,), generator=g) if cell is None else torch.full((n,), cell)
+    def codes(n):
+        cell = torch.randint(0, 2, (n,), generator=g)
         v = torch.randn(n, 3, generator=g)
         v[:, 1] = (1 - 2 * cell) * (v[:, 0] ** 2 - 1) + 0.1 * v[:, 1]
         return v, torch.nn.functional.one_hot(cell, 2).float()
