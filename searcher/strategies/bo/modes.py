@@ -16,10 +16,16 @@ per failure mode instead of one per restart):
    3/4). Its connected components are the failure modes, so a mode is a set the model believes is
    one connected failing region, at whatever scale the region has.
 3. **Harvest** (a trust region per mode). Candidates near the mode's failures (Gaussian steps at
-   several scales); among those the model gives at least 0.8 of the best `p_fail`, the one farthest
-   from every failure (a mode is harvested across, not at one spot). The mode harvested is the one
-   with the largest `p_fail / (1 + failures in it)^3`: the modes found late are filled first, so
-   the failures end up spread over the modes (effective breadth).
+   several scales), kept within the mode's trust radius: the largest step scale at which the told
+   points near the mode have failed at least half the time (TuRBO's shrink-on-misses, read from
+   the history instead of carried as state; it keeps a thin or small region from being harvested
+   by steps that leave it). Among those the model gives at least 0.8 of the best `p_fail`, the one
+   farthest from every failure (a mode is harvested across, not at one spot); where the model
+   does not yet believe the mode (best `p_fail` < 0.5: a lone failure it explains as noise, so
+   `p_fail` ranks by variance alone), the candidate of highest posterior mean. The mode harvested
+   is the one with the largest `p_fail / (1 + failures in it)^3` (compared as logarithms, which do
+   not underflow): the modes found late are filled first, so the failures end up spread over the
+   modes (effective breadth).
 4. **Explore.** Thompson sampling: one joint posterior draw over uniform points and neighbours of
    the highest-loss passes, all farther than `radius` from every failure and every point of the
    batch; its argmax. With a continuous loss this follows the confidence down to a new mode; with
@@ -49,7 +55,7 @@ from scipy.stats import norm
 from searcher.objective import FAILURE
 from searcher.space import Space
 from searcher.strategies.base import step_rng
-from searcher.strategies.bo.candidates import around
+from searcher.strategies.bo.candidates import SCALES, around
 from searcher.strategies.bo.carried import CarriedGP, one_thread
 from searcher.strategies.bo.gp import CHOLESKY_LIMIT, fit_ranked_gp, normal_scores
 from searcher.validation import check_choice, check_int, check_number
@@ -65,6 +71,8 @@ _CENTRES = 8
 _UNIFORM = 512
 _TOP_PASSES = 8
 _NEAR_BEST = 0.8
+_SURE = 0.5  # below this best p_fail the model does not believe the mode: harvest by the posterior mean
+_TRUST = 0.5  # the hit rate a step scale must keep to stay inside a mode's trust region
 _EVENNESS = 3.0
 _SEGMENT = np.array([0.25, 0.5, 0.75])
 
@@ -188,18 +196,34 @@ class FailureModes(CarriedGP):
             centres = members[rng.choice(len(members), min(_CENTRES, len(members)), replace=False)]
             C = around(self.cube, centres, rng, _PER_CENTRE)
             C = C[[row.tobytes() not in seen for row in C]]
+            if model is not None:
+                C = C[self._nearest(C, members) <= self._trust_radius(members, told[0])]
             if not len(C):
                 continue
             if model is None:
                 pick, value = 0, self._empirical_yield(members, *told) / (1 + counts[mode]) ** _EVENNESS
             else:
-                p = model.p_fail(C)
-                good = np.flatnonzero(p >= _NEAR_BEST * p.max())
+                log_p, mean = model.scores(C)
+                best_log = log_p.max()
+                good = np.flatnonzero(log_p >= math.log(_NEAR_BEST) + best_log) if best_log >= math.log(_SURE) else np.array([int(np.argmax(mean))])
                 pick = good[np.argmax(self._nearest(C[good], spread_from))]
-                value = p[pick] / (1 + counts[mode]) ** _EVENNESS
+                value = log_p[pick] - _EVENNESS * math.log1p(counts[mode])
             if value > best_value:
                 best, best_value, best_mode = C[pick], value, mode
         return best, best_mode
+
+    def _trust_radius(self, members: np.ndarray, X: np.ndarray) -> float:
+        """The largest step scale at which the told points `X` near this mode still fail at least half the
+        time (a told point that is one of its `members` is a hit, every other one a miss)."""
+        D = self._distance(X, members)
+        own = D <= 1e-12
+        D[own] = np.inf
+        d, hit = D.min(axis=1), own.any(axis=1)
+        for scale in sorted(SCALES, reverse=True):
+            near = d <= scale
+            if (hit[near].sum() + 1) / (near.sum() + 2) >= _TRUST:
+                return scale
+        return min(SCALES)
 
     def _empirical_yield(self, members: np.ndarray, X: np.ndarray, loss: np.ndarray) -> float:
         """The model-free ablation's yield of a mode: (failures + 1) / (points near it + 2), of the told `X`."""
@@ -240,11 +264,16 @@ class _Model:
 
     def p_fail(self, X: np.ndarray) -> np.ndarray:
         """Posterior probability that the score at each row of `X` is above the threshold."""
-        out = []
+        return np.exp(self.scores(X)[0])
+
+    def scores(self, X: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Per row of `X`, log `p_fail` (which still ranks points where `p_fail` underflows to 0) and the posterior mean."""
+        out, means = [], []
         for chunk in np.array_split(X, max(1, len(X) // 1024)):
             with torch.no_grad():
                 post = self.gp.posterior(torch.tensor(chunk))
             mean = post.mean.reshape(-1).numpy()
             sd = post.variance.reshape(-1).clamp_min(1e-12).sqrt().numpy()
-            out.append(norm.sf((self.threshold - mean) / sd))
-        return np.concatenate(out)
+            out.append(norm.logsf((self.threshold - mean) / sd))
+            means.append(mean)
+        return np.concatenate(out), np.concatenate(means)
