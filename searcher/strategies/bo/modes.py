@@ -16,10 +16,7 @@ per failure mode instead of one per restart):
    3/4). Its connected components are the failure modes, so a mode is a set the model believes is
    one connected failing region, at whatever scale the region has.
 3. **Harvest** (a trust region per mode). Candidates near the mode's failures (Gaussian steps at
-   several scales), kept within the mode's trust radius: the largest step scale at which the told
-   points near the mode have failed at least half the time (TuRBO's shrink-on-misses, read from
-   the history instead of carried as state; it keeps a thin or small region from being harvested
-   by steps that leave it). Among those the model gives at least 0.8 of the best `p_fail`, the one
+   several scales); among those the model gives at least 0.8 of the best `p_fail`, the one
    farthest from every failure (a mode is harvested across, not at one spot); where the model
    does not yet believe the mode (best `p_fail` < 0.5: a lone failure it explains as noise, so
    `p_fail` ranks by variance alone), the candidate of highest posterior mean. The mode harvested
@@ -55,7 +52,7 @@ from scipy.stats import norm
 from searcher.objective import FAILURE
 from searcher.space import Space
 from searcher.strategies.base import step_rng
-from searcher.strategies.bo.candidates import SCALES, around
+from searcher.strategies.bo.candidates import around
 from searcher.strategies.bo.carried import CarriedGP, one_thread
 from searcher.strategies.bo.gp import CHOLESKY_LIMIT, fit_ranked_gp, normal_scores
 from searcher.validation import check_choice, check_int, check_number
@@ -72,7 +69,6 @@ _UNIFORM = 512
 _TOP_PASSES = 8
 _NEAR_BEST = 0.8
 _SURE = 0.5  # below this best p_fail the model does not believe the mode: harvest by the posterior mean
-_TRUST = 0.5  # the hit rate a step scale must keep to stay inside a mode's trust region
 _EVENNESS = 3.0
 _SEGMENT = np.array([0.25, 0.5, 0.75])
 
@@ -196,8 +192,6 @@ class FailureModes(CarriedGP):
             centres = members[rng.choice(len(members), min(_CENTRES, len(members)), replace=False)]
             C = around(self.cube, centres, rng, _PER_CENTRE)
             C = C[[row.tobytes() not in seen for row in C]]
-            if model is not None:
-                C = C[self._nearest(C, members) <= self._trust_radius(members, told[0])]
             if not len(C):
                 continue
             if model is None:
@@ -211,19 +205,6 @@ class FailureModes(CarriedGP):
             if value > best_value:
                 best, best_value, best_mode = C[pick], value, mode
         return best, best_mode
-
-    def _trust_radius(self, members: np.ndarray, X: np.ndarray) -> float:
-        """The largest step scale at which the told points `X` near this mode still fail at least half the
-        time (a told point that is one of its `members` is a hit, every other one a miss)."""
-        D = self._distance(X, members)
-        own = D <= 1e-12
-        D[own] = np.inf
-        d, hit = D.min(axis=1), own.any(axis=1)
-        for scale in sorted(SCALES, reverse=True):
-            near = d <= scale
-            if (hit[near].sum() + 1) / (near.sum() + 2) >= _TRUST:
-                return scale
-        return min(SCALES)
 
     def _empirical_yield(self, members: np.ndarray, X: np.ndarray, loss: np.ndarray) -> float:
         """The model-free ablation's yield of a mode: (failures + 1) / (points near it + 2), of the told `X`."""
