@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 import pytest
 
 from searcher.bench.cases import select_cases
 from searcher.errors import ParameterError
 from searcher.space import Continuous, Space
-from searcher.strategies import make_strategy
+from searcher.strategies import Strategy, make_strategy
 from searcher.strategies.bo.gp import normal_scores
 from searcher.testing.planted import PlantedRegions
 
@@ -16,7 +18,8 @@ PLANTED = PlantedRegions(dim=3, k=2, volume=0.08, seed=1)
 CUBE3 = Space([Continuous(f"x{i}", 0.0, 1.0) for i in range(3)])
 
 
-def run_on(s, loss, steps: int) -> np.ndarray:
+def run_on(s: Strategy, loss: Callable[[np.ndarray], np.ndarray], steps: int) -> np.ndarray:
+    """`steps` batches of 4 asked of `s` and told `loss`: every point asked, in order."""
     out = []
     for step in range(steps):
         X = s.ask(4, step)
@@ -85,4 +88,3 @@ def test_a_lone_failure_the_model_does_not_believe_is_harvested_close_by():
     s = make_strategy("bo-modes", regions.space, seed=2, budget=400)
     X = run_on(s, lambda X: regions.loss(X, score=case.score), steps=20)
     assert (regions.region_of(X) >= 0).sum() >= 8
-
