@@ -195,13 +195,16 @@ class FailureModes(CarriedGP):
             if not len(C):
                 continue
             if model is None:
-                pick, value = 0, self._empirical_yield(members, *told) / (1 + counts[mode]) ** _EVENNESS
+                pick, log_yield = 0, math.log(self._empirical_yield(members, *told))
             else:
                 log_p, mean = model.scores(C)
-                best_log = log_p.max()
-                good = np.flatnonzero(log_p >= math.log(_NEAR_BEST) + best_log) if best_log >= math.log(_SURE) else np.array([int(np.argmax(mean))])
-                pick = good[np.argmax(self._nearest(C[good], spread_from))]
-                value = log_p[pick] - _EVENNESS * math.log1p(counts[mode])
+                if log_p.max() >= math.log(_SURE):
+                    good = np.flatnonzero(log_p >= math.log(_NEAR_BEST) + log_p.max())
+                    pick = good[np.argmax(self._nearest(C[good], spread_from))]
+                else:
+                    pick = int(np.argmax(mean))
+                log_yield = log_p[pick]
+            value = log_yield - _EVENNESS * math.log1p(counts[mode])  # yield / (1 + failures)^3, as logarithms
             if value > best_value:
                 best, best_value, best_mode = C[pick], value, mode
         return best, best_mode
