@@ -12,7 +12,7 @@ import generators
 from generators.learned.data import detail_weights
 from generators.learned.faces_cvae import SPEC
 from generators.learned.model import ConditionalPrior, CouplingFlow, one_hot_blocks
-from generators.learned.train import fit_flow, round_trip, train
+from generators.learned.train import fit_flow, load_networks, round_trip, train
 
 SIZES = (3, 2)
 
@@ -126,3 +126,16 @@ def test_a_toy_training_run_exports_files_the_shipped_spec_loads(tmp_path, torch
     assert batch.images.shape == (5, 64, 64, 3) and batch.images.std() > 1  # something was drawn
     u = gen.encode(batch.images)
     assert u.shape == (5, 32) and np.isfinite(u).all()
+
+
+def test_the_prior_part_refits_the_prior_and_keeps_the_networks(tmp_path, torch_state):
+    """`train("prior")` reads the decoder and encoder back out of the exported files
+    (`load_networks`) and writes them again, unchanged, around a new prior."""
+    out = tmp_path / "cvae"
+    train("cvae", n=64, epochs=1, prior_n=64, flow_steps=0, out=out)
+    before = [net.state_dict() for net in load_networks(out)]
+    train("prior", prior_n=64, flow_steps=20, out=out)
+    after = [net.state_dict() for net in load_networks(out)]
+    for old, new in zip(before, after):
+        assert old.keys() == new.keys() and all(torch.equal(old[k], new[k]) for k in old)
+    assert "prior.flow" in " ".join(torch.export.load(out / "decoder.pt2").state_dict)  # the new prior has its flow
