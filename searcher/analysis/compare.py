@@ -153,8 +153,11 @@ def _watch(outs: Sequence[str], budget: int, futures: list[Any], ray: Any) -> No
                 path = Path(out) / "campaign.sqlite"
                 if not path.exists():
                     continue
-                with sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=5) as db:
-                    done, failures = db.execute("SELECT COUNT(*), COALESCE(SUM(failure), 0) FROM trials").fetchone()
+                try:
+                    with sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=5) as db:
+                        done, failures = db.execute("SELECT COUNT(*), COALESCE(SUM(failure), 0) FROM trials").fetchone()
+                except sqlite3.OperationalError:  # a store still being created (no table yet) or busy: read it next tick
+                    continue
                 bar.update(done - bar.n)
                 bar.set_postfix(failures=failures)
     finally:

@@ -3,7 +3,7 @@
 import numpy as np
 import pandas as pd
 
-from searcher.analysis.compare import compare, diversity, failure_modes
+from searcher.analysis.compare import _watch, compare, diversity, failure_modes
 from searcher.cli import main
 
 
@@ -59,3 +59,19 @@ def test_progress_shows_each_campaign_with_its_failures(tmp_path, capsys):
         assert final, f"no finished bar for {name} in {err[-500:]!r}"
         found = int(table.loc[table["strategy"] == name.split("-")[0], "failures"].iloc[0])
         assert f"failures={found}" in final[-1]
+
+
+def test_the_progress_bars_wait_for_a_store_still_being_created(tmp_path):
+    """A campaign's SQLite file exists a moment before its tables: the bars that read it skip that
+    tick. Reading it once crashed a whole benchmark suite (`no such table: trials`)."""
+    import sqlite3
+
+    for name in ("new", "busy"):
+        (tmp_path / name).mkdir()
+    sqlite3.connect(tmp_path / "new" / "campaign.sqlite").close()  # a file, no tables yet
+
+    class Ray:
+        def wait(self, pending, timeout):
+            return pending[:1], pending[1:]  # one future finishes per tick
+
+    _watch([str(tmp_path / "new"), str(tmp_path / "busy")], budget=10, futures=["a", "b"], ray=Ray())
