@@ -11,10 +11,12 @@ per failure mode instead of one per restart):
    `1 - p(true label)`) tells the model where failures are *near* before it sees one; a 0/1 loss is
    modelled the same way. `p_fail(x)` is the posterior probability that the score at `x` lies above
    the threshold between the highest pass and the lowest failure.
-2. **Modes.** Failures form a graph: two are joined when one is among the other's nearest
-   failures and the model predicts failure all along the segment between them (at 1/4, 1/2 and
-   3/4). Its connected components are the failure modes, so a mode is a set the model believes is
-   one connected failing region, at whatever scale the region has.
+2. **Modes.** Failures form a graph: two are joined when they share every categorical level, one
+   is among the other's nearest failures, and the model predicts failure all along the segment
+   between them (at 1/4, 1/2 and 3/4). Its connected components are the failure modes, so a mode
+   is a set the model believes is one connected failing region, at whatever scale the region has.
+   No point of the space lies between two levels of a category (the segment's fractional one-hot
+   points are not images), so a mode never spans two.
 3. **Harvest** (a trust region per mode). Candidates near the mode's failures (Gaussian steps at
    several scales); among those the model gives at least 0.8 of the best `p_fail`, the one
    farthest from every failure (a mode is harvested across, not at one spot); where the model
@@ -31,7 +33,8 @@ per failure mode instead of one per restart):
    rest a fraction `late` (a new mode found early can still be harvested evenly), chosen by the
    point's index so the split is exact and stateless.
 
-`model="constant"` is the ablation: no GP; modes join failures within `radius`; harvesting takes
+`model="constant"` is the ablation: no GP; modes join failures within `radius` (at one level of
+every category); harvesting takes
 a random neighbour of the mode (the mode with the best empirical yield per failure); exploring
 takes the next Sobol point. The benchmark suite runs it beside the default (`bo-modes-nomodel`).
 """
@@ -170,7 +173,8 @@ class FailureModes(CarriedGP):
         np.fill_diagonal(D, np.inf)
         k = min(_NEIGHBOURS, n - 1)
         src, dst = np.repeat(np.arange(n), k), np.argsort(D, axis=1)[:, :k].reshape(-1)
-        near = D[src, dst] < (_REACH if model is not None else self.radius)
+        cat = self.cube.categorical
+        near = (D[src, dst] < (_REACH if model is not None else self.radius)) & (failures[src][:, cat] == failures[dst][:, cat]).all(axis=1)
         src, dst = src[near], dst[near]
         if model is not None and len(src):
             ts = _SEGMENT[None, :, None]

@@ -9,7 +9,7 @@ import pytest
 
 from searcher.bench.cases import select_cases
 from searcher.errors import ParameterError
-from searcher.space import Continuous, Space
+from searcher.space import Categorical, Continuous, Space
 from searcher.strategies import Strategy, make_strategy
 from searcher.strategies.bo.gp import normal_scores
 from searcher.testing.planted import PlantedRegions
@@ -88,3 +88,23 @@ def test_a_lone_failure_the_model_does_not_believe_is_harvested_close_by():
     s = make_strategy("bo-modes", regions.space, seed=2, budget=400)
     X = run_on(s, lambda X: regions.loss(X, score=case.score), steps=20)
     assert (regions.region_of(X) >= 0).sum() >= 8
+
+
+def test_a_mode_never_spans_two_levels_of_a_category():
+    """A box that fails at both levels of a category (the loss ignores it), three failures at each
+    level, each nearest its twin at the other level: no point of the space lies between two
+    levels, so failures at different levels are different modes, whatever the model predicts at
+    fractional one-hot points. On the suite's categorical cases the modes had joined regions of
+    different levels into one, and the harvest filled it unevenly."""
+    space = Space([Categorical("c", ("a", "b")), Continuous("x0", 0.0, 1.0), Continuous("x1", 0.0, 1.0)])
+    corners = np.array([[0.05, 0.05], [0.55, 0.05], [0.05, 0.55]])
+    failures = np.array([[1.0 - level, level, *xy] for level in (0, 1) for xy in corners])
+    for name in ("bo-modes", "bo-modes-nomodel"):
+        s = make_strategy(name, space, seed=0)
+        X = s.cube.uniform(np.random.default_rng(0), 300)
+        X = X[(X[:, 2] > 0.7) | (X[:, 3] > 0.7)]
+        s.tell(np.concatenate([X, failures]), np.concatenate([0.4 * np.minimum(X[:, 2:].max(axis=1), 1.0), np.ones(6)]))
+        Xa, loss = s.history.answered()
+        modes = s._modes(Xa[loss >= 0.5], s._fit(Xa, loss) if name == "bo-modes" else None)
+        level = Xa[loss >= 0.5, 1].astype(int)
+        assert all(len(np.unique(level[modes == m])) == 1 for m in np.unique(modes)), (name, modes, level)
