@@ -174,7 +174,8 @@ class FailureModes(CarriedGP):
         k = min(_NEIGHBOURS, n - 1)
         src, dst = np.repeat(np.arange(n), k), np.argsort(D, axis=1)[:, :k].reshape(-1)
         cat = self.cube.categorical
-        near = (D[src, dst] < (_REACH if model is not None else self.radius)) & (failures[src][:, cat] == failures[dst][:, cat]).all(axis=1)
+        same_levels = (failures[src][:, cat] == failures[dst][:, cat]).all(axis=1)  # no image lies between two levels
+        near = (D[src, dst] < (_REACH if model is not None else self.radius)) & same_levels
         src, dst = src[near], dst[near]
         if model is not None and len(src):
             ts = _SEGMENT[None, :, None]

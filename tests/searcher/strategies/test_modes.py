@@ -100,7 +100,7 @@ def test_a_mode_never_spans_two_levels_of_a_category():
     corners = np.array([[0.05, 0.05], [0.55, 0.05], [0.05, 0.55]])
     failures = np.array([[1.0 - level, level, *xy] for level in (0, 1) for xy in corners])
     for name in ("bo-modes", "bo-modes-nomodel"):
-        s = make_strategy(name, space, seed=0)
+        s = make_strategy(name, space, seed=0, radius=0.3)  # the ablation's join radius reaches the twins (0.2 apart)
         X = s.cube.uniform(np.random.default_rng(0), 300)
         X = X[(X[:, 2] > 0.7) | (X[:, 3] > 0.7)]
         s.tell(np.concatenate([X, failures]), np.concatenate([0.4 * np.minimum(X[:, 2:].max(axis=1), 1.0), np.ones(6)]))
