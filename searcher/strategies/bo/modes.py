@@ -34,9 +34,9 @@ per failure mode instead of one per restart):
    point's index so the split is exact and stateless.
 
 `model="constant"` is the ablation: no GP; modes join failures within `radius` (at one level of
-every category); harvesting takes
-a random neighbour of the mode (the mode with the best empirical yield per failure); exploring
-takes the next Sobol point. The benchmark suite runs it beside the default (`bo-modes-nomodel`).
+every category); harvesting takes a random neighbour of the mode (the mode with the best
+empirical yield per failure); exploring takes the next Sobol point. The benchmark suite runs it
+beside the default (`bo-modes-nomodel`).
 """
 
 from __future__ import annotations
@@ -173,9 +173,8 @@ class FailureModes(CarriedGP):
         np.fill_diagonal(D, np.inf)
         k = min(_NEIGHBOURS, n - 1)
         src, dst = np.repeat(np.arange(n), k), np.argsort(D, axis=1)[:, :k].reshape(-1)
-        cat = self.cube.categorical
-        same_levels = (failures[src][:, cat] == failures[dst][:, cat]).all(axis=1)  # no image lies between two levels
-        near = (D[src, dst] < (_REACH if model is not None else self.radius)) & same_levels
+        levels = failures[:, self.cube.categorical]  # no image lies between two levels of a category
+        near = (D[src, dst] < (_REACH if model is not None else self.radius)) & (levels[src] == levels[dst]).all(axis=1)
         src, dst = src[near], dst[near]
         if model is not None and len(src):
             ts = _SEGMENT[None, :, None]
