@@ -5,6 +5,7 @@ import numpy as np
 import pytest
 
 import generators
+from generators.learned.data import FRAMING
 from searcher.analysis.generator_quality import validate_generator
 
 
@@ -27,10 +28,11 @@ def test_the_skin_type_condition_darkens_the_face_of_every_code(gen):
     assert (centre[0] > centre[1] + 10).all() and (centre[1] > centre[2] + 5).all()  # the face, lighter to darker
 
 
-def test_reference_holds_the_conditions_it_is_asked(gen):
+def test_reference_holds_the_conditions_and_the_portrait_framing_it_is_asked(gen):
     ref = gen.reference({"skin_type": "V-VI", "gender": "masculine"}, 8, seed=1)
     assert ref.images.shape == (8, 128, 128, 3)
     assert (ref.truth["skin_tone"] >= 4.5).all() and (ref.truth["gender_presentation"] <= 0.35).all()
+    assert ref.truth["scale"].between(*FRAMING).all() and (ref.truth[["blur", "noise", "occlusion"]] == 0).all().all()
     with pytest.raises(ValueError, match="Unknown condition skin_type='VII'"):
         gen.reference({"skin_type": "VII"}, 2)
 
