@@ -1,5 +1,7 @@
 """The comparison: campaigns per strategy x seed x alpha, tables, figures, and failure modes."""
 
+import sqlite3
+
 import numpy as np
 import pandas as pd
 
@@ -64,8 +66,6 @@ def test_progress_shows_each_campaign_with_its_failures(tmp_path, capsys):
 def test_the_progress_bars_wait_for_a_store_still_being_created(tmp_path):
     """A campaign's SQLite file exists a moment before its tables: the bars that read it skip that
     tick. Reading it once crashed a whole benchmark suite (`no such table: trials`)."""
-    import sqlite3
-
     (tmp_path / "new").mkdir()
     sqlite3.connect(tmp_path / "new" / "campaign.sqlite").close()  # a file, no tables yet
 

@@ -9,6 +9,7 @@ import pytest
 
 from searcher.bench.cases import select_cases
 from searcher.errors import ParameterError
+from searcher.objective import FAILURE
 from searcher.space import Categorical, Continuous, Space
 from searcher.strategies import Strategy, make_strategy
 from searcher.strategies.bo.gp import normal_scores
@@ -59,7 +60,7 @@ def test_modes_are_the_connected_failing_regions():
     X = rng.random((300, 3))
     s.tell(X, PLANTED.loss(X, score=True))
     Xa, loss = s.history.answered()
-    failures = Xa[loss >= 0.5]
+    failures = Xa[loss >= FAILURE]
     modes = s._modes(failures, s._fit(Xa, loss))
     truth = PLANTED.region_of(failures)
     assert 2 <= len(np.unique(modes)) <= 4
@@ -105,6 +106,7 @@ def test_a_mode_never_spans_two_levels_of_a_category():
         X = X[(X[:, 2] > 0.7) | (X[:, 3] > 0.7)]
         s.tell(np.concatenate([X, failures]), np.concatenate([0.4 * np.minimum(X[:, 2:].max(axis=1), 1.0), np.ones(6)]))
         Xa, loss = s.history.answered()
-        modes = s._modes(Xa[loss >= 0.5], s._fit(Xa, loss) if name == "bo-modes" else None)
-        level = Xa[loss >= 0.5, 1].astype(int)
+        failing = loss >= FAILURE
+        modes = s._modes(Xa[failing], s._fit(Xa, loss) if name == "bo-modes" else None)
+        level = Xa[failing, 1].astype(int)
         assert all(len(np.unique(level[modes == m])) == 1 for m in np.unique(modes)), (name, modes, level)
