@@ -21,7 +21,8 @@ shortcuts are the known answer) and by OpenCV's `haar-smile`.
 3. Sensitivities: score sensitivity (eq. 3, with t intervals), classification sensitivity (eq. 6)
    with the 0->1 and 1->0 flip rates and their Wilson intervals, over all images and near the
    boundary (0.3 < f(G(z)) < 0.7, Fig. 5 right). `haar-smile` answers smiling / not smiling only
-   (its score is 0 or 1, so the near-boundary set is empty and not reported); an image in which it
+   (its score is 0 or 1, so the near-boundary set is empty and not reported, as it is for a
+   direction whose faces all score outside the band); an image in which it
    finds no face is left out at that lambda (a miss of the face detector is not a smile verdict).
 4. The known answer, from the renderer: the same faces drawn with each attribute off and on and
    nothing else changed (beards on masculine faces, makeup on feminine ones, sunglasses on all),
@@ -52,7 +53,7 @@ from generators.faces.procedural import render_rows
 from generators.learned.data import training_rows
 from generators.learned.faces_cvae import FacesCVAE
 from searcher.analysis.transects import attribute_vector
-from searcher.causal import classification_sensitivity, interpolation_check, interpolation_codes, score_sensitivity, wilson_interval
+from searcher.causal import NEAR_BOUNDARY, classification_sensitivity, interpolation_check, interpolation_codes, score_sensitivity, wilson_interval
 from searcher.figures import pyplot, save
 
 __all__ = ["ATTRIBUTES", "TARGETS", "Attribute", "directions", "figures", "interventions", "main", "report", "run", "sweep"]
@@ -158,13 +159,14 @@ def sensitivities(scores: pd.DataFrame, conditions: list[dict[str, str]], target
         for name, df in scores.groupby("direction", sort=False):
             tidy = df[["image", "lambda", t]].dropna().rename(columns={t: "score"})
             tidy = tidy[tidy["image"].isin(tidy.loc[tidy["lambda"] == 0.0, "image"])]  # no face at lambda = 0: no baseline
-            graded = tidy["score"].between(0, 1, inclusive="neither").any()
+            lo, hi = NEAR_BOUNDARY
+            near = tidy.loc[tidy["lambda"] == 0.0, "score"].between(lo, hi, inclusive="neither").any()
             cohort = ATTRIBUTES[name].cohort if name in ATTRIBUTES else None
             subsets = [("all", False, tidy), ("near boundary", True, tidy)]
             if cohort:
                 subsets.append((f"{cohort} faces", False, tidy[tidy["image"].isin(gender.index[gender == cohort])]))
             for subset, band, chosen in subsets:
-                if band and not graded:
+                if band and not near:
                     continue
                 s = score_sensitivity(chosen, near_boundary=band).add_prefix("score_")
                 c = classification_sensitivity(chosen, near_boundary=band)

@@ -258,7 +258,7 @@ def load_networks(folder: Path = HERE) -> tuple[Decoder, Encoder]:
     return dec.eval(), enc.eval()
 
 
-def train(part: str = "all", seed: int = 0, n: int = 20_000, epochs: int = 16, judge_n: int = 20_000, judge_epochs: int = 16,
+def train(part: str = "all", seed: int = 0, n: int = 20_000, epochs: int = 32, judge_n: int = 20_000, judge_epochs: int = 16,
           prior_n: int = PRIOR_N, flow_steps: int = FLOW_STEPS, out: Path = HERE) -> Path:
     """Renders `n` training faces at 64 px (seed `seed`), trains the conditional VAE on them, fits
     its conditional prior, and exports them to `out`; renders `judge_n` other faces (seed `seed + 1`) and
@@ -296,7 +296,7 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("part", nargs="?", default="all", choices=("all", "cvae", "judge", "prior"))
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--n", type=int, default=20_000, help="training images of the generator")
-    ap.add_argument("--epochs", type=int, default=16)
+    ap.add_argument("--epochs", type=int, default=32)
     ap.add_argument("--judge-n", type=int, default=20_000, help="training images of the judge")
     ap.add_argument("--judge-epochs", type=int, default=16)
     ap.add_argument("--prior-n", type=int, default=PRIOR_N, help="faces whose codes the prior is fitted to")

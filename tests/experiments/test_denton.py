@@ -73,6 +73,18 @@ def test_sensitivities_agree_with_the_scores(quick):
     assert not sens[sens["target"] == "haar-smile"]["subset"].eq("near boundary").any()  # 0/1 scores: no band
 
 
+def test_a_direction_with_no_face_near_the_boundary_reports_no_band(quick):
+    dn, _ = quick
+    lams = (-1.0, 0.0, 1.0)
+    scores = pd.DataFrame({"direction": "beard", "image": np.repeat([0, 1, 2, 3], 3), "lambda": lams * 4,
+                           "smile-cnn": [0.02, 0.05, 0.4, 0.9, 0.95, 0.97, 0.01, 0.1, 0.2, 0.6, 0.8, 0.99]})
+    conditions = [{"gender": g} for g in ("masculine", "feminine", "masculine", "feminine")]
+    sens = dn.sensitivities(scores, conditions, ("smile-cnn",))
+    assert set(sens["subset"]) == {"all", "masculine faces"}  # graded scores, none in (0.3, 0.7) at lambda = 0
+    scores.loc[10, "smile-cnn"] = 0.5  # one face near the boundary: the band is reported
+    assert "near boundary" in set(dn.sensitivities(scores, conditions, ("smile-cnn",))["subset"])
+
+
 def test_bad_sizes_are_named(quick):
     dn, out = quick
     with pytest.raises(ValueError, match="steps must be odd"):
