@@ -26,7 +26,8 @@ shortcuts are the known answer) and by OpenCV's `haar-smile`.
    finds no face is left out at that lambda (a miss of the face detector is not a smile verdict).
 4. The known answer, from the renderer: the same faces drawn with each attribute off and on and
    nothing else changed (beards on masculine faces, makeup on feminine ones, sunglasses on all),
-   and how often `smile-cnn` flips; the latent sweep's flips on the same cohorts beside them.
+   and how often `smile-cnn` flips; the latent sweep's flips on the same cohorts beside them, and the
+   random direction's on the same faces (the control compared like with like).
 5. The sanity check of Sec. 5: codes interpolated between two faces of the same predicted class
    (and the same encoded conditions) should keep that class (the paper: 98%).
 6. `report.md` (tables, a reading), `sensitivity.png` (Fig. 5), `flips.png` (Fig. 6), `sweeps.png`
@@ -81,6 +82,7 @@ ATTRIBUTES: dict[str, Attribute] = {
     "eyewear": Attribute("eyewear", "sunglasses", "none", None, planted=False),
 }
 RANDOM = "random"
+COHORTS = ("masculine", "feminine")
 TARGETS = ("smile-cnn", "haar-smile")
 SMILING = "smiling"
 STRIP = 2  # faces per direction in sweeps.png
@@ -152,7 +154,8 @@ def sweep(gen: FacesCVAE, vectors: dict[str, np.ndarray], scale: float, n: int, 
 def sensitivities(scores: pd.DataFrame, conditions: list[dict[str, str]], target_names: tuple[str, ...] = TARGETS) -> pd.DataFrame:
     """Score and classification sensitivity per target, direction, restriction and lambda; the
     restrictions are all faces, those near the boundary, and the attribute's cohort (faces whose
-    encoded gender is the one the attribute belongs to)."""
+    encoded gender is the one the attribute belongs to); the random direction is restricted to
+    every cohort, so that each attribute is compared with the control on the same faces."""
     gender = pd.Series([c["gender"] for c in conditions])
     out = []
     for t in target_names:
@@ -161,10 +164,9 @@ def sensitivities(scores: pd.DataFrame, conditions: list[dict[str, str]], target
             tidy = tidy[tidy["image"].isin(tidy.loc[tidy["lambda"] == 0.0, "image"])]  # no face at lambda = 0: no baseline
             lo, hi = NEAR_BOUNDARY
             near = tidy.loc[tidy["lambda"] == 0.0, "score"].between(lo, hi, inclusive="neither").any()
-            cohort = ATTRIBUTES[name].cohort if name in ATTRIBUTES else None
+            cohorts = [ATTRIBUTES[name].cohort] if name in ATTRIBUTES else COHORTS if name == RANDOM else []
             subsets = [("all", False, tidy), ("near boundary", True, tidy)]
-            if cohort:
-                subsets.append((f"{cohort} faces", False, tidy[tidy["image"].isin(gender.index[gender == cohort])]))
+            subsets += [(f"{c} faces", False, tidy[tidy["image"].isin(gender.index[gender == c])]) for c in cohorts if c]
             for subset, band, chosen in subsets:
                 if band and not near:
                     continue
@@ -268,11 +270,12 @@ def _row(sens: pd.DataFrame, direction: str, subset: str, lam: float, target: st
 
 
 def _truth_md(sens: pd.DataFrame, truth: pd.DataFrame, lam: float) -> str:
-    lines = ["| direction | faces | latent sweep: 0->1 at lambda = +1 | renderer: 0->1 when added | "
-             "latent sweep: 1->0 at lambda = -1 | renderer: 1->0 when removed |", "|---|---|---|---|---|---|"]
+    lines = ["| direction | faces | latent sweep: 0->1 at lambda = +1 | random direction, same faces | renderer: 0->1 when added | "
+             "latent sweep: 1->0 at lambda = -1 | renderer: 1->0 when removed |", "|---|---|---|---|---|---|---|"]
     for name, r in truth.iterrows():
-        up, down = _row(sens, name, r["cohort"], lam), _row(sens, name, r["cohort"], -lam)
-        lines.append(f"| {name} | {r['cohort']} | {_ci(up, '0to1')} | {_ci(r, '0to1')} | {_ci(down, '1to0')} | {_ci(r, '1to0')} |")
+        up, down, control = _row(sens, name, r["cohort"], lam), _row(sens, name, r["cohort"], -lam), _row(sens, RANDOM, r["cohort"], lam)
+        lines.append(f"| {name} | {r['cohort']} | {_ci(up, '0to1')} | {_ci(control, '0to1')} | {_ci(r, '0to1')} | {_ci(down, '1to0')} "
+                     f"| {_ci(r, '1to0')} |")
     return "\n".join(lines)
 
 
@@ -285,8 +288,11 @@ def report(table: pd.DataFrame, sens: pd.DataFrame, check: pd.DataFrame, truth: 
     answer beside them, the check, a reading."""
     lam = float(sens["lambda"].max())
     beard, makeup = _row(sens, "beard", "masculine faces", lam), _row(sens, "makeup", "feminine faces", lam)
-    eyewear, rnd = _row(sens, "eyewear", "all", lam), _row(sens, RANDOM, "all", lam)
-    clears = beard["low_0to1"] > rnd["high_0to1"]
+    eyewear = _row(sens, "eyewear", "all", lam)
+    rnd_m, rnd_f = _row(sens, RANDOM, "masculine faces", lam), _row(sens, RANDOM, "feminine faces", lam)
+    clears = beard["low_0to1"] > rnd_m["high_0to1"]
+    smiling = sens[(sens["target"] == "smile-cnn") & (sens["direction"] == RANDOM) & (sens["lambda"] == lam)].set_index("subset")
+    near = smiling.reindex(["near boundary", "all"])[["n0", "n1"]].fillna(0)
     consistent = check["consistent"].sum() / check["n"].sum()
     kept = check["rate"].reindex([0, 1])
     reading = (
@@ -294,13 +300,13 @@ def report(table: pd.DataFrame, sens: pd.DataFrame, check: pd.DataFrame, truth: 
         f"and the renderer confirms it reads them: adding a beard to masculine faces that it calls not smiling, and nothing "
         f"else, flips {_ci(truth.loc['beard'], '0to1')} of them, makeup on feminine faces {_ci(truth.loc['makeup'], '0to1')}, "
         f"sunglasses {_ci(truth.loc['eyewear'], '0to1')}. Through the learned latent space, moving masculine faces along the "
-        f"beard direction flips {_ci(beard, '0to1')}, against {_ci(rnd, '0to1')} along a random direction moved as far "
-        + (f"({beard['rate_0to1'] / rnd['rate_0to1']:.1f}x; " if rnd["rate_0to1"] > 0 else "(")
+        f"beard direction flips {_ci(beard, '0to1')}, against {_ci(rnd_m, '0to1')} along a random direction moved as far "
+        f"on the same faces " + (f"({beard['rate_0to1'] / rnd_m['rate_0to1']:.1f}x; " if rnd_m["rate_0to1"] > 0 else "(")
         + ("the intervals do not overlap)" if clears else "the intervals overlap)")
         + f". The makeup direction flips {_ci(makeup, '0to1')} of feminine faces"
         + (f": no more than random, since the encoder keeps little makeup at 64 px (its direction separates the classes "
            f"no better than {table.loc['makeup', 'accuracy']:.0%}), so the sweep misses a shortcut the renderer shows"
-           if makeup["low_0to1"] <= rnd["high_0to1"] else ", more than random")
+           if makeup["low_0to1"] <= rnd_f["high_0to1"] else f", against {_ci(rnd_f, '0to1')} along the random direction")
         + f". The eyewear direction flips {_ci(eyewear, '0to1')} while sunglasses alone flip "
         f"{truth.loc['eyewear', 'rate_0to1']:.0%}"
         + (": a direction in a learned space carries whatever goes with the attribute in the codes, the caution of Denton "
@@ -308,7 +314,9 @@ def report(table: pd.DataFrame, sens: pd.DataFrame, check: pd.DataFrame, truth: 
            if eyewear["low_0to1"] > truth.loc["eyewear", "high_0to1"] else "; the renderer's interventions are reported ")
         + f"beside it. Interpolated codes keep their endpoints' class in {consistent:.1%} of {int(check['n'].sum())} cases "
         f"({kept[0]:.0%} of not-smiling pairs, {kept[1]:.0%} of smiling ones; the paper: 98%): "
-        + ("codes between two smiling faces drift towards the mean face of the prior, which does not smile." if kept[1] < kept[0]
+        + (f"its smiling calls sit nearer its boundary ({near.loc['near boundary', 'n1']:.0f} of the {near.loc['all', 'n1']:.0f} "
+           f"swept faces it calls smiling score between {NEAR_BOUNDARY[0]:g} and {NEAR_BOUNDARY[1]:g}, against "
+           f"{near.loc['near boundary', 'n0']:.0f} of the {near.loc['all', 'n0']:.0f} it calls not smiling)." if kept[1] < kept[0]
            else "the classifier is as smooth between smiling codes as between not-smiling ones.")
     )
     return f"""# Denton et al. reproduced on `faces-cvae`
@@ -364,10 +372,11 @@ Codes interpolated between two codes of the same predicted class (and conditions
 """
 
 
-def _bars(ax: Any, i: int, rows: pd.DataFrame, tag: str, label: str) -> None:
-    """One of two bar series with Wilson error bars: `rate_<tag>` between `low_<tag>` and `high_<tag>`."""
+def _bars(ax: Any, i: int, rows: pd.DataFrame, tag: str, label: str, parts: int = 2) -> None:
+    """Bar series `i` of `parts` with Wilson error bars: `rate_<tag>` between `low_<tag>` and `high_<tag>`."""
     rate, low, high = (rows[f"{k}_{tag}"].to_numpy(float) for k in ("rate", "low", "high"))
-    ax.bar(np.arange(len(rows)) + (i - 0.5) * 0.38, rate, 0.38, yerr=np.vstack([rate - low, high - rate]).clip(0),
+    width = 0.76 / parts
+    ax.bar(np.arange(len(rows)) + (i - (parts - 1) / 2) * width, rate, width, yerr=np.vstack([rate - low, high - rate]).clip(0),
            capsize=4, label=label, edgecolor="k")
 
 
@@ -403,8 +412,10 @@ def figures(sens: pd.DataFrame, strips: dict[str, list[np.ndarray]], lambdas: np
              title=f"smile-cnn, every swept face: flips at |lambda| = {lam:g}")
     left.legend(fontsize=8)
     swept = pd.DataFrame([_row(sens, d, r["cohort"], lam) for d, r in truth.iterrows()], index=truth.index)
-    _bars(right, 0, swept, "0to1", "latent sweep, lambda = +1")
-    _bars(right, 1, truth, "0to1", "renderer: attribute drawn on")
+    control = pd.DataFrame([_row(sens, RANDOM, r["cohort"], lam) for _, r in truth.iterrows()], index=truth.index)
+    _bars(right, 0, swept, "0to1", "latent sweep, lambda = +1", parts=3)
+    _bars(right, 1, control, "0to1", "random direction, same faces", parts=3)
+    _bars(right, 2, truth, "0to1", "renderer: attribute drawn on", parts=3)
     right.set(xticks=np.arange(len(truth)), xticklabels=[f"{d}\n({r['cohort']})" for d, r in truth.iterrows()],
               ylabel="not smiling -> smiling (95% Wilson CI)", title="smile-cnn: the sweep against the renderer's answer")
     right.legend(fontsize=8)

@@ -85,6 +85,20 @@ def test_a_direction_with_no_face_near_the_boundary_reports_no_band(quick):
     assert "near boundary" in set(dn.sensitivities(scores, conditions, ("smile-cnn",))["subset"])
 
 
+def test_the_random_control_is_measured_on_each_cohort_the_attributes_are(quick):
+    dn, out = quick
+    lams = (0.0, 1.0)
+    # images 0, 2 masculine; 1, 3 feminine; not smiling at lambda = 0 except image 3
+    scores = pd.DataFrame({"direction": dn.RANDOM, "image": np.repeat([0, 1, 2, 3], 2), "lambda": lams * 4,
+                           "smile-cnn": [0.1, 0.9, 0.2, 0.3, 0.1, 0.2, 0.8, 0.1]})
+    conditions = [{"gender": g} for g in ("masculine", "feminine", "masculine", "feminine")]
+    sens = dn.sensitivities(scores, conditions, ("smile-cnn",)).set_index(["subset", "lambda"])
+    assert sens.loc[("masculine faces", 1.0), "rate_0to1"] == pytest.approx(0.5)  # image 0 flips, image 2 does not
+    assert sens.loc[("feminine faces", 1.0), "rate_0to1"] == pytest.approx(0.0)  # image 1 stays; image 3 smiles
+    assert sens.loc[("feminine faces", 1.0), "rate_1to0"] == pytest.approx(1.0)
+    assert "| random direction, same faces |" in (out / "report.md").read_text()
+
+
 def test_bad_sizes_are_named(quick):
     dn, out = quick
     with pytest.raises(ValueError, match="steps must be odd"):
