@@ -9,9 +9,11 @@ shortcuts are the known answer) and by OpenCV's `haar-smile`.
    (`FacesCVAE.reference`, the training recipe under another seed) are encoded with `E`, and a
    linear SVM separates the codes of faces with and without each attribute (beard, makeup, and
    eyewear, an attribute nothing was planted on), with smiling and gender presentation balanced
-   between the classes (`attribute_vector`), as the paper balances Smiling and Male. A random unit
-   direction (seeded) orthogonal to the attribute vectors is the second control: a random draw
-   that leans on the beard direction would move beards too.
+   between the classes (`attribute_vector`), as the paper balances Smiling and Male. `--controls`
+   random unit directions (seeded), orthogonal to the attribute vectors and to each other, are the
+   second control, pooled as one (every control and face is one swept code): one random
+   direction is a sample of one, and its flip rate on a cohort varied 2-3x from draw to draw; a
+   random draw that leans on the beard direction would move beards too.
 2. Sweeps (Sec. 3.3, Fig. 4): `--n-sweep` other faces are encoded, `z = E(x)`, and rendered as
    `G(z + lambda s d)` with their encoded conditions for `--steps` values of lambda in [-1, 1].
    The codes are whitened (the shipped encoder returns `u`, which the prior draws from N(0, I)),
@@ -27,14 +29,14 @@ shortcuts are the known answer) and by OpenCV's `haar-smile`.
 4. The known answer, from the renderer: the same faces drawn with each attribute off and on and
    nothing else changed (beards on masculine faces, makeup on feminine ones, sunglasses on all),
    and how often `smile-cnn` flips; the latent sweep's flips on the same cohorts beside them, and the
-   random direction's on the same faces (the control compared like with like).
+   random controls' on the same faces (the control compared like with like).
 5. The sanity check of Sec. 5: codes interpolated between two faces of the same predicted class
    (and the same encoded conditions) should keep that class (the paper: 98%).
 6. `report.md` (tables, a reading), `sensitivity.png` (Fig. 5), `flips.png` (Fig. 6), `sweeps.png`
    (Fig. 4: rows of faces along each direction), and the tables as CSV, under `--out`.
 
 Seeded and deterministic: `--seed s` draws the fitting faces with seed s + 10, the swept faces with
-s + 11, the renderer's faces with s + 12, and the random direction and the interpolation pairs with s.
+s + 11, the renderer's faces with s + 12, and the random directions and the interpolation pairs with s.
 """
 
 from __future__ import annotations
@@ -82,17 +84,19 @@ ATTRIBUTES: dict[str, Attribute] = {
     "eyewear": Attribute("eyewear", "sunglasses", "none", None, planted=False),
 }
 RANDOM = "random"
+CONTROLS = 8  # random directions pooled as the control
 COHORTS = ("masculine", "feminine")
 TARGETS = ("smile-cnn", "haar-smile")
 SMILING = "smiling"
 STRIP = 2  # faces per direction in sweeps.png
 
 
-def directions(gen: FacesCVAE, n: int, seed: int) -> tuple[dict[str, np.ndarray], pd.DataFrame]:
+def directions(gen: FacesCVAE, n: int, seed: int, controls: int = CONTROLS) -> tuple[dict[str, np.ndarray], pd.DataFrame]:
     """Unit attribute vectors on codes `E(x)` of `n` reference faces, the confounders (smiling,
-    feminine) balanced, plus a seeded random unit direction orthogonal to them; and a table of each one's class
-    sizes, the gap between the class means along `d`, the accuracy of the cut halfway between
-    them, and its cosine with the others."""
+    feminine) balanced, plus `controls` seeded random unit directions orthogonal to them and to each
+    other (`vectors[RANDOM]`, one per row); and a table of each one's class sizes, the gap between
+    the class means along `d`, the accuracy of the cut halfway between them, and its cosine with
+    the others (with the controls: the largest in absolute value)."""
     ref = gen.reference({}, n, seed=seed + 10)
     z = gen.encode(ref.images)
     truth = ref.truth
@@ -107,15 +111,21 @@ def directions(gen: FacesCVAE, n: int, seed: int) -> tuple[dict[str, np.ndarray]
         vectors[name] = d
         rows.append({"direction": name, "planted": attribute.planted, "with": int(labels.sum()), "without": int((~labels).sum()),
                      "gap": float(hi - lo), "accuracy": accuracy})
-    r = np.random.default_rng([seed, 0xD3]).normal(size=z.shape[1])
+    r = np.random.default_rng([seed, 0xD3]).normal(size=(z.shape[1], controls))
     basis = np.linalg.qr(np.stack(list(vectors.values()), axis=1))[0]
     r -= basis @ (basis.T @ r)  # a control carries none of the attributes swept
-    vectors[RANDOM] = r / np.linalg.norm(r)
+    vectors[RANDOM] = np.linalg.qr(r)[0].T
     rows.append({"direction": RANDOM, "planted": False, "with": 0, "without": 0, "gap": np.nan, "accuracy": np.nan})
     table = pd.DataFrame(rows).set_index("direction")
     for other, d in vectors.items():
-        table[f"cos_{other}"] = [float(vectors[name] @ d) for name in table.index]
+        table[f"cos_{other}"] = [_cosine(vectors[name], d) for name in table.index]
     return vectors, table
+
+
+def _cosine(a: np.ndarray, b: np.ndarray) -> float:
+    """The cosine of two unit directions; where one is a set of controls, the largest in absolute value."""
+    c = np.atleast_2d(a) @ np.atleast_2d(b).T
+    return float(c.item()) if c.size == 1 else float(np.abs(c).max())
 
 
 def _smile_scores(target: Any, images: np.ndarray) -> np.ndarray:
@@ -131,8 +141,9 @@ def _smile_scores(target: Any, images: np.ndarray) -> np.ndarray:
 def sweep(gen: FacesCVAE, vectors: dict[str, np.ndarray], scale: float, n: int, lambdas: np.ndarray, seed: int,
           target_names: tuple[str, ...] = TARGETS) -> tuple[pd.DataFrame, np.ndarray, list[dict[str, str]], dict]:
     """Encodes `n` other reference faces and scores `G(z + lambda scale d)` for every direction and
-    lambda; returns the tidy table (direction, image, lambda, one score column per target), the
-    codes, their encoded conditions, and a few rendered rows per direction for the figure."""
+    lambda (each row of a set of controls in turn); returns the tidy table (direction, control,
+    image, lambda, one score column per target), the codes, their encoded conditions, and a few
+    rendered rows per direction (the first control's) for the figure."""
     ref = gen.reference({}, n, seed=seed + 11)
     params = gen.encode_params(ref.images)
     names = [c.name for c in gen.spec.conditions]
@@ -140,34 +151,40 @@ def sweep(gen: FacesCVAE, vectors: dict[str, np.ndarray], scale: float, n: int, 
     z = gen.encode(ref.images)
     models = {t: targets.load(t) for t in target_names}
     frames, strips = [], {}
-    for name, d in vectors.items():
-        for lam in lambdas:
-            images = gen.from_latent(z + lam * scale * d, conditions=conditions).images
-            frame = pd.DataFrame({"direction": name, "image": np.arange(n), "lambda": float(lam)})
-            for t, model in models.items():
-                frame[t] = _smile_scores(model, images)
-            frames.append(frame)
-            strips.setdefault(name, []).append(images[:STRIP, ::2, ::2])  # the model's own 64 px
+    for name, rows in vectors.items():
+        for k, d in enumerate(np.atleast_2d(rows)):
+            for lam in lambdas:
+                images = gen.from_latent(z + lam * scale * d, conditions=conditions).images
+                frame = pd.DataFrame({"direction": name, "control": k, "image": np.arange(n), "lambda": float(lam)})
+                for t, model in models.items():
+                    frame[t] = _smile_scores(model, images)
+                frames.append(frame)
+                if k == 0:
+                    strips.setdefault(name, []).append(images[:STRIP, ::2, ::2])  # the model's own 64 px
     return pd.concat(frames, ignore_index=True), z, conditions, strips
 
 
 def sensitivities(scores: pd.DataFrame, conditions: list[dict[str, str]], target_names: tuple[str, ...] = TARGETS) -> pd.DataFrame:
     """Score and classification sensitivity per target, direction, restriction and lambda; the
     restrictions are all faces, those near the boundary, and the attribute's cohort (faces whose
-    encoded gender is the one the attribute belongs to); the random direction is restricted to
-    every cohort, so that each attribute is compared with the control on the same faces."""
+    encoded gender is the one the attribute belongs to); the random controls are restricted to
+    every cohort, so that each attribute is compared with the control on the same faces, and
+    pooled (each control and face is one swept code)."""
     gender = pd.Series([c["gender"] for c in conditions])
     out = []
     for t in target_names:
         for name, df in scores.groupby("direction", sort=False):
-            tidy = df[["image", "lambda", t]].dropna().rename(columns={t: "score"})
+            control = df["control"] if "control" in df else 0
+            tidy = df.assign(face=df["image"], image=df["image"] + len(conditions) * control)
+            tidy = tidy[["image", "face", "lambda", t]].dropna().rename(columns={t: "score"})
             tidy = tidy[tidy["image"].isin(tidy.loc[tidy["lambda"] == 0.0, "image"])]  # no face at lambda = 0: no baseline
             lo, hi = NEAR_BOUNDARY
             near = tidy.loc[tidy["lambda"] == 0.0, "score"].between(lo, hi, inclusive="neither").any()
             cohorts = [ATTRIBUTES[name].cohort] if name in ATTRIBUTES else COHORTS if name == RANDOM else []
             subsets = [("all", False, tidy), ("near boundary", True, tidy)]
-            subsets += [(f"{c} faces", False, tidy[tidy["image"].isin(gender.index[gender == c])]) for c in cohorts if c]
+            subsets += [(f"{c} faces", False, tidy[tidy["face"].isin(gender.index[gender == c])]) for c in cohorts if c]
             for subset, band, chosen in subsets:
+                chosen = chosen.drop(columns="face")
                 if band and not near:
                     continue
                 s = score_sensitivity(chosen, near_boundary=band).add_prefix("score_")
@@ -270,7 +287,7 @@ def _row(sens: pd.DataFrame, direction: str, subset: str, lam: float, target: st
 
 
 def _truth_md(sens: pd.DataFrame, truth: pd.DataFrame, lam: float) -> str:
-    lines = ["| direction | faces | latent sweep: 0->1 at lambda = +1 | random direction, same faces | renderer: 0->1 when added | "
+    lines = ["| direction | faces | latent sweep: 0->1 at lambda = +1 | random directions, same faces | renderer: 0->1 when added | "
              "latent sweep: 1->0 at lambda = -1 | renderer: 1->0 when removed |", "|---|---|---|---|---|---|---|"]
     for name, r in truth.iterrows():
         up, down, control = _row(sens, name, r["cohort"], lam), _row(sens, name, r["cohort"], -lam), _row(sens, RANDOM, r["cohort"], lam)
@@ -291,7 +308,7 @@ def report(table: pd.DataFrame, sens: pd.DataFrame, check: pd.DataFrame, truth: 
     eyewear = _row(sens, "eyewear", "all", lam)
     rnd_m, rnd_f = _row(sens, RANDOM, "masculine faces", lam), _row(sens, RANDOM, "feminine faces", lam)
     clears = beard["low_0to1"] > rnd_m["high_0to1"]
-    smiling = sens[(sens["target"] == "smile-cnn") & (sens["direction"] == RANDOM) & (sens["lambda"] == lam)].set_index("subset")
+    smiling = sens[(sens["target"] == "smile-cnn") & (sens["direction"] == "beard") & (sens["lambda"] == lam)].set_index("subset")
     near = smiling.reindex(["near boundary", "all"])[["n0", "n1"]].fillna(0)
     consistent = check["consistent"].sum() / check["n"].sum()
     kept = check["rate"].reindex([0, 1])
@@ -300,13 +317,13 @@ def report(table: pd.DataFrame, sens: pd.DataFrame, check: pd.DataFrame, truth: 
         f"and the renderer confirms it reads them: adding a beard to masculine faces that it calls not smiling, and nothing "
         f"else, flips {_ci(truth.loc['beard'], '0to1')} of them, makeup on feminine faces {_ci(truth.loc['makeup'], '0to1')}, "
         f"sunglasses {_ci(truth.loc['eyewear'], '0to1')}. Through the learned latent space, moving masculine faces along the "
-        f"beard direction flips {_ci(beard, '0to1')}, against {_ci(rnd_m, '0to1')} along a random direction moved as far "
+        f"beard direction flips {_ci(beard, '0to1')}, against {_ci(rnd_m, '0to1')} along {args['controls']} random directions moved as far "
         f"on the same faces " + (f"({beard['rate_0to1'] / rnd_m['rate_0to1']:.1f}x; " if rnd_m["rate_0to1"] > 0 else "(")
         + ("the intervals do not overlap)" if clears else "the intervals overlap)")
         + f". The makeup direction flips {_ci(makeup, '0to1')} of feminine faces"
         + (f": no more than random, since the encoder keeps little makeup at 64 px (its direction separates the classes "
            f"no better than {table.loc['makeup', 'accuracy']:.0%}), so the sweep misses a shortcut the renderer shows"
-           if makeup["low_0to1"] <= rnd_f["high_0to1"] else f", against {_ci(rnd_f, '0to1')} along the random direction")
+           if makeup["low_0to1"] <= rnd_f["high_0to1"] else f", against {_ci(rnd_f, '0to1')} along the random directions")
         + f". The eyewear direction flips {_ci(eyewear, '0to1')} while sunglasses alone flip "
         f"{truth.loc['eyewear', 'rate_0to1']:.0%}"
         + (": a direction in a learned space carries whatever goes with the attribute in the codes, the caution of Denton "
@@ -322,7 +339,7 @@ def report(table: pd.DataFrame, sens: pd.DataFrame, check: pd.DataFrame, truth: 
     return f"""# Denton et al. reproduced on `faces-cvae`
 
 `python experiments/denton.py --n-fit {args['n_fit']} --n-sweep {args['n_sweep']} --steps {args['steps']} \
---scale {args['scale']:g} --n-check {args['n_check']} --n-truth {args['n_truth']} --seed {args['seed']}`
+--scale {args['scale']:g} --n-check {args['n_check']} --n-truth {args['n_truth']} --controls {args['controls']} --seed {args['seed']}`
 
 ![sweeps along each direction](sweeps.png)
 
@@ -330,7 +347,8 @@ def report(table: pd.DataFrame, sens: pd.DataFrame, check: pd.DataFrame, truth: 
 
 Linear SVMs on `E(x)` of {args['n_fit']} reference faces, smiling and gender presentation balanced between the
 classes. `gap` is the distance between the class means along `d` (in prior standard deviations), `accuracy` that of
-the cut halfway between them, `cos_*` the cosines between directions. Every sweep moves a code {args['scale']:g}
+the cut halfway between them, `cos_*` the cosines between directions (with the random controls, the largest
+in absolute value). Every sweep moves a code {args['scale']:g}
 prior standard deviations along its direction at lambda = 1.
 
 {_directions_md(table)}
@@ -339,7 +357,7 @@ prior standard deviations along its direction at lambda = 1.
 
 Predictions flipped by moving every swept face (n = {args['n_sweep']}) along a direction, with Wilson 95% intervals:
 0->1 among faces predicted not smiling at lambda = 0 when the attribute is added, 1->0 among those predicted
-smiling when it is removed.
+smiling when it is removed. `random` pools {args['controls']} random directions (n counts each face once per direction).
 
 {_flip_md(sens, lam)}
 
@@ -414,7 +432,7 @@ def figures(sens: pd.DataFrame, strips: dict[str, list[np.ndarray]], lambdas: np
     swept = pd.DataFrame([_row(sens, d, r["cohort"], lam) for d, r in truth.iterrows()], index=truth.index)
     control = pd.DataFrame([_row(sens, RANDOM, r["cohort"], lam) for _, r in truth.iterrows()], index=truth.index)
     _bars(right, 0, swept, "0to1", "latent sweep, lambda = +1", parts=3)
-    _bars(right, 1, control, "0to1", "random direction, same faces", parts=3)
+    _bars(right, 1, control, "0to1", "random directions, same faces", parts=3)
     _bars(right, 2, truth, "0to1", "renderer: attribute drawn on", parts=3)
     right.set(xticks=np.arange(len(truth)), xticklabels=[f"{d}\n({r['cohort']})" for d, r in truth.iterrows()],
               ylabel="not smiling -> smiling (95% Wilson CI)", title="smile-cnn: the sweep against the renderer's answer")
@@ -433,9 +451,10 @@ def figures(sens: pd.DataFrame, strips: dict[str, list[np.ndarray]], lambdas: np
 
 
 def run(n_fit: int = 3000, n_sweep: int = 400, steps: int = 9, n_check: int = 600, seed: int = 0,
-        out: str | Path = "runs/denton", scale: float = 3.0, n_truth: int = 400) -> dict[str, Any]:
+        out: str | Path = "runs/denton", scale: float = 3.0, n_truth: int = 400, controls: int = CONTROLS) -> dict[str, Any]:
     """Directions, sweeps, sensitivities, the sanity check, the report and figures; returns the tables."""
-    for name, value, least in (("n_fit", n_fit, 40), ("n_sweep", n_sweep, 4), ("steps", steps, 3), ("n_check", n_check, 2), ("n_truth", n_truth, 4)):
+    for name, value, least in (("n_fit", n_fit, 40), ("n_sweep", n_sweep, 4), ("steps", steps, 3), ("n_check", n_check, 2),
+                               ("n_truth", n_truth, 4), ("controls", controls, 1)):
         if isinstance(value, bool) or not isinstance(value, int) or value < least:
             raise ValueError(f"{name} must be an integer >= {least}. Got {value!r} instead.")
     if not np.isfinite(scale) or scale <= 0:
@@ -445,18 +464,20 @@ def run(n_fit: int = 3000, n_sweep: int = 400, steps: int = 9, n_check: int = 60
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     gen = FacesCVAE(resolution=128)
-    vectors, table = directions(gen, n_fit, seed)
+    vectors, table = directions(gen, n_fit, seed, controls)
     lambdas = np.linspace(-1.0, 1.0, steps)
     scores, z, conditions, strips = sweep(gen, vectors, scale, n_sweep, lambdas, seed)
     sens = sensitivities(scores, conditions)
     truth = interventions(n_truth, seed)
-    check = sanity(gen, z, conditions, scores[(scores["direction"] == RANDOM) & (scores["lambda"] == 0.0)], n_check, seed)
+    check = sanity(gen, z, conditions, scores[(scores["direction"] == RANDOM) & (scores["control"] == 0) & (scores["lambda"] == 0.0)],
+                   n_check, seed)
     table.to_csv(out / "directions.csv")
     scores.to_csv(out / "scores.csv", index=False)
     sens.to_csv(out / "sensitivity.csv", index=False)
     check.to_csv(out / "sanity.csv")
     truth.to_csv(out / "interventions.csv")
-    args = {"n_fit": n_fit, "n_sweep": n_sweep, "steps": steps, "n_check": n_check, "seed": seed, "scale": scale, "n_truth": n_truth}
+    args = {"n_fit": n_fit, "n_sweep": n_sweep, "steps": steps, "n_check": n_check, "seed": seed, "scale": scale, "n_truth": n_truth,
+            "controls": controls}
     (out / "report.md").write_text(report(table, sens, check, truth, args))
     paths = figures(sens, strips, lambdas, truth, out)
     return {"directions": table, "scores": scores, "sensitivity": sens, "sanity": check, "interventions": truth, "report": out / "report.md", "figures": paths}
@@ -470,13 +491,14 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--n-check", type=int, default=600, help="interpolated codes of the sanity check (default: 600)")
     ap.add_argument("--scale", type=float, default=3.0, help="prior standard deviations moved at lambda = 1 (default: 3)")
     ap.add_argument("--n-truth", type=int, default=400, help="faces the renderer's interventions are measured on (default: 400)")
+    ap.add_argument("--controls", type=int, default=CONTROLS, help=f"random directions pooled as the control (default: {CONTROLS})")
     ap.add_argument("--seed", type=int, default=0, help="seed of every draw (default: 0)")
-    ap.add_argument("--quick", action="store_true", help="toy sizes (--n-fit 400 --n-sweep 40 --steps 5 --n-check 60 --n-truth 40)")
+    ap.add_argument("--quick", action="store_true", help="toy sizes (--n-fit 400 --n-sweep 40 --steps 5 --n-check 60 --n-truth 40 --controls 2)")
     ap.add_argument("--out", default="runs/denton", help="output directory (default: runs/denton)")
     args = ap.parse_args(argv)
-    sizes = (400, 40, 5, 60, 40) if args.quick else (args.n_fit, args.n_sweep, args.steps, args.n_check, args.n_truth)
+    sizes = (400, 40, 5, 60, 40, 2) if args.quick else (args.n_fit, args.n_sweep, args.steps, args.n_check, args.n_truth, args.controls)
     start = time.perf_counter()
-    result = run(*sizes[:4], seed=args.seed, out=args.out, scale=args.scale, n_truth=sizes[4])
+    result = run(*sizes[:4], seed=args.seed, out=args.out, scale=args.scale, n_truth=sizes[4], controls=sizes[5])
     sens = result["sensitivity"]
     up = sens[(sens["target"] == "smile-cnn") & (sens["subset"] == "all") & (sens["lambda"] == 1.0)]
     print("smile-cnn, not smiling -> smiling at lambda = +1: "

@@ -53,11 +53,14 @@ def test_sweeps_cover_every_direction_lambda_and_target(quick):
     scores = pd.read_csv(out / "scores.csv")
     assert set(scores["direction"]) == {"beard", "makeup", "eyewear", "random"}
     assert sorted(scores["lambda"].unique()) == [-1.0, -0.5, 0.0, 0.5, 1.0]
-    assert len(scores) == 4 * 5 * 40
+    assert len(scores) == (3 + 2) * 5 * 40  # --quick pools 2 random controls
+    assert scores.groupby("direction")["control"].nunique().to_dict() == {"beard": 1, "makeup": 1, "eyewear": 1, "random": 2}
+    at_one = scores[(scores["direction"] == "random") & (scores["lambda"] == 1.0)].pivot(index="image", columns="control", values="smile-cnn")
+    assert not np.allclose(at_one[0], at_one[1])  # two directions, not one swept twice
     assert scores["smile-cnn"].between(0, 1).all()
     assert scores["haar-smile"].dropna().isin([0.0, 1.0]).all()
     # the same code at lambda = 0 gives the same image whatever the direction
-    zero = scores[scores["lambda"] == 0.0].pivot(index="image", columns="direction", values="smile-cnn")
+    zero = scores[(scores["lambda"] == 0.0) & (scores["control"] == 0)].pivot(index="image", columns="direction", values="smile-cnn")
     assert np.allclose(zero.to_numpy(), zero[["beard"]].to_numpy())
 
 
@@ -96,7 +99,7 @@ def test_the_random_control_is_measured_on_each_cohort_the_attributes_are(quick)
     assert sens.loc[("masculine faces", 1.0), "rate_0to1"] == pytest.approx(0.5)  # image 0 flips, image 2 does not
     assert sens.loc[("feminine faces", 1.0), "rate_0to1"] == pytest.approx(0.0)  # image 1 stays; image 3 smiles
     assert sens.loc[("feminine faces", 1.0), "rate_1to0"] == pytest.approx(1.0)
-    assert "| random direction, same faces |" in (out / "report.md").read_text()
+    assert "| random directions, same faces |" in (out / "report.md").read_text()
 
 
 def test_bad_sizes_are_named(quick):
