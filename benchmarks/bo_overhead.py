@@ -2,6 +2,7 @@
 
     python benchmarks/bo_overhead.py                      # 400, 1,000 and 2,000 past points
     python benchmarks/bo_overhead.py --points 400 --repeats 5
+    python benchmarks/bo_overhead.py --strategy bo-modes --points 400   # the failure-modes search
 
 The history is a Sobol design of the faces generator's unit cube with a planted 0/1 loss (five boxes
 in four of its coordinates, 7% of the volume: about the dlib CNN's miss rate on everyday faces), so no image is rendered and the
@@ -14,6 +15,8 @@ numbers are the strategy's alone. For each history size, a batch of 4 is asked t
 
 Past `max_points` (default 1,000) the GP is fitted on a subset: every recent failure, up to half
 of it, and the most recent passes. `--uncapped` lifts the cap to show what exact GPs would cost.
+`bo-modes` fits on everything (it has no cap) and its proposal adds the failure graph's segment
+test and one posterior per mode's candidates.
 """
 
 from __future__ import annotations
@@ -26,11 +29,11 @@ import numpy as np
 import generators
 from searcher.space import Cube
 from searcher.strategies.baselines import sobol_points
-from searcher.strategies.bo import BayesianOptimization
+from searcher.strategies.bo import BayesianOptimization, FailureModes
 from searcher.testing.planted import PlantedRegions
 
 
-def timed_ask(bo: BayesianOptimization, step: int) -> float:
+def timed_ask(bo: BayesianOptimization | FailureModes, step: int) -> float:
     t = time.perf_counter()
     bo.ask(4, step)
     return time.perf_counter() - t
@@ -40,7 +43,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--points", default="400,1000,2000")
     parser.add_argument("--repeats", type=int, default=3, help="asks timed per mode (median reported)")
-    parser.add_argument("--uncapped", action="store_true", help="max_points = 100,000 (exact GP on everything)")
+    parser.add_argument("--uncapped", action="store_true", help="max_points = 100,000 (exact GP on everything; bo only)")
+    parser.add_argument("--strategy", choices=("bo", "bo-modes"), default="bo", help="the strategy timed (default: bo)")
     args = parser.parse_args()
     space = generators.load("faces").space
     cube = Cube(space)
@@ -51,11 +55,14 @@ def main() -> None:
     def loss(X: np.ndarray) -> np.ndarray:
         return planted.loss(X[:, columns])
 
-    print(f"faces space: {len(space.params)} parameters, unit cube of dimension {space.dim}")
+    print(f"{args.strategy}, faces space: {len(space.params)} parameters, unit cube of dimension {space.dim}")
     print(f"{'points':>7} {'fitted on':>9} {'failures':>8} {'cold s':>8} {'warm s':>8} {'carried s':>9}")
     for n in [int(p) for p in args.points.split(",")]:
         X = sobol_points(space.dim, 0, 0, n)
-        bo = BayesianOptimization(space, seed=0, max_points=100_000 if args.uncapped else 1000)
+        if args.strategy == "bo":
+            bo = BayesianOptimization(space, seed=0, max_points=100_000 if args.uncapped else 1000)
+        else:
+            bo = FailureModes(space, seed=0)
         X = bo.cube.snap(X)
         bo.tell(X, loss(X))
         cold = []
