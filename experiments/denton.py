@@ -324,7 +324,8 @@ def report(table: pd.DataFrame, sens: pd.DataFrame, check: pd.DataFrame, truth: 
         + (f": no more than random, since the encoder keeps little makeup at 64 px (its direction separates the classes "
            f"no better than {table.loc['makeup', 'accuracy']:.0%}), so the sweep misses a shortcut the renderer shows"
            if makeup["low_0to1"] <= rnd_f["high_0to1"] else f", against {_ci(rnd_f, '0to1')} along the random directions")
-        + f". The eyewear direction flips {_ci(eyewear, '0to1')} while sunglasses alone flip "
+        + f". The eyewear direction flips {_ci(eyewear, '0to1')} (the random directions {_ci(_row(sens, RANDOM, 'all', lam), '0to1')}) "
+        f"while sunglasses alone flip "
         f"{truth.loc['eyewear', 'rate_0to1']:.0%}"
         + (": a direction in a learned space carries whatever goes with the attribute in the codes, the caution of Denton "
            "et al. (Sec. 5: attributes stay entangled in the generator), and why the renderer's interventions are reported "
