@@ -28,12 +28,12 @@ import numpy as np
 
 import generators
 from searcher.space import Cube
+from searcher.strategies import Strategy, make_strategy
 from searcher.strategies.baselines import sobol_points
-from searcher.strategies.bo import BayesianOptimization, FailureModes
 from searcher.testing.planted import PlantedRegions
 
 
-def timed_ask(bo: BayesianOptimization | FailureModes, step: int) -> float:
+def timed_ask(bo: Strategy, step: int) -> float:
     t = time.perf_counter()
     bo.ask(4, step)
     return time.perf_counter() - t
@@ -59,10 +59,8 @@ def main() -> None:
     print(f"{'points':>7} {'fitted on':>9} {'failures':>8} {'cold s':>8} {'warm s':>8} {'carried s':>9}")
     for n in [int(p) for p in args.points.split(",")]:
         X = sobol_points(space.dim, 0, 0, n)
-        if args.strategy == "bo":
-            bo = BayesianOptimization(space, seed=0, max_points=100_000 if args.uncapped else 1000)
-        else:
-            bo = FailureModes(space, seed=0)
+        cap = {"max_points": 100_000 if args.uncapped else 1000} if args.strategy == "bo" else {}
+        bo = make_strategy(args.strategy, space, seed=0, **cap)
         X = bo.cube.snap(X)
         bo.tell(X, loss(X))
         cold = []
