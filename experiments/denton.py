@@ -53,7 +53,7 @@ import pandas as pd
 
 import targets
 from generators.faces.procedural import render_rows
-from generators.learned.data import training_rows
+from generators.learned.data import CONDITIONS, training_rows
 from generators.learned.faces_cvae import FacesCVAE
 from searcher.analysis.transects import attribute_vector
 from searcher.causal import NEAR_BOUNDARY, classification_sensitivity, interpolation_check, interpolation_codes, score_sensitivity, wilson_interval
@@ -85,7 +85,6 @@ ATTRIBUTES: dict[str, Attribute] = {
 }
 RANDOM = "random"
 CONTROLS = 8  # random directions pooled as the control
-COHORTS = ("masculine", "feminine")
 TARGETS = ("smile-cnn", "haar-smile")
 SMILING = "smiling"
 STRIP = 2  # faces per direction in sweeps.png
@@ -175,16 +174,15 @@ def sensitivities(scores: pd.DataFrame, conditions: list[dict[str, str]], target
     for t in target_names:
         for name, df in scores.groupby("direction", sort=False):
             control = df["control"] if "control" in df else 0
-            tidy = df.assign(face=df["image"], image=df["image"] + len(conditions) * control)
-            tidy = tidy[["image", "face", "lambda", t]].dropna().rename(columns={t: "score"})
+            tidy = pd.DataFrame({"image": df["image"] + len(conditions) * control, "lambda": df["lambda"], "score": df[t]}).dropna()
             tidy = tidy[tidy["image"].isin(tidy.loc[tidy["lambda"] == 0.0, "image"])]  # no face at lambda = 0: no baseline
             lo, hi = NEAR_BOUNDARY
             near = tidy.loc[tidy["lambda"] == 0.0, "score"].between(lo, hi, inclusive="neither").any()
-            cohorts = [ATTRIBUTES[name].cohort] if name in ATTRIBUTES else COHORTS if name == RANDOM else []
+            cohort = gender.to_numpy()[df.loc[tidy.index, "image"]]  # each row's face's encoded gender
+            cohorts = [ATTRIBUTES[name].cohort] if name in ATTRIBUTES else CONDITIONS["gender"] if name == RANDOM else []
             subsets = [("all", False, tidy), ("near boundary", True, tidy)]
-            subsets += [(f"{c} faces", False, tidy[tidy["face"].isin(gender.index[gender == c])]) for c in cohorts if c]
+            subsets += [(f"{c} faces", False, tidy[cohort == c]) for c in cohorts if c]
             for subset, band, chosen in subsets:
-                chosen = chosen.drop(columns="face")
                 if band and not near:
                     continue
                 s = score_sensitivity(chosen, near_boundary=band).add_prefix("score_")
