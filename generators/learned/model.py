@@ -60,7 +60,9 @@ class Decoder(nn.Module):
         self.body = nn.Sequential(nn.LeakyReLU(0.2), *layers, nn.Conv2d(w[-1], 3, 3, 1, 1), nn.Sigmoid())
 
     def forward(self, z: torch.Tensor, c: torch.Tensor) -> torch.Tensor:
-        h = self.fc(torch.cat([z, c], dim=1)).view(-1, WIDTHS[0], 4, 4)
+        # Channels-last: the same pixels, drawn 1.5-1.8x faster by the CPU's transposed
+        # convolutions than in the `view`'s NCHW layout (benchmarks/render_speed.py).
+        h = self.fc(torch.cat([z, c], dim=1)).view(-1, WIDTHS[0], 4, 4).contiguous(memory_format=torch.channels_last)
         return self.body(h)
 
 

@@ -3,6 +3,7 @@
     python -m generators.learned.train            # -> generators/learned/faces_cvae/
     python -m generators.learned.train judge      # the judge alone (cvae: the generator alone)
     python -m generators.learned.train prior      # refits p(z | c) of the shipped decoder and encoder
+    python -m generators.learned.train export     # writes the shipped networks and prior again, as the code now exports them
 
 Everything random is seeded (the parameter draws, the render, the initial weights, the batch
 order, the flips, the reparameterisation noise) and torch runs on two CPU threads with
@@ -34,7 +35,7 @@ from generators.faces.procedural import render_rows
 from generators.learned.data import CONDITIONS, detail_weights, face_weights, training_rows
 from generators.learned.model import ConditionalPrior, ConditionJudge, CouplingFlow, Decoder, Encoder, ExportedEncoder, PriorDecoder, one_hot_blocks
 
-__all__ = ["HERE", "LATENT_DIM", "export", "fit_cvae", "fit_flow", "fit_judge", "fit_prior", "load_networks", "main", "round_trip", "train"]
+__all__ = ["HERE", "LATENT_DIM", "export", "fit_cvae", "fit_flow", "fit_judge", "fit_prior", "load_networks", "load_prior", "main", "round_trip", "train"]
 
 HERE = Path(__file__).parent / "faces_cvae"
 LATENT_DIM = 32
@@ -259,16 +260,28 @@ def load_networks(folder: Path = HERE) -> tuple[Decoder, Encoder]:
     return dec.eval(), enc.eval()
 
 
+def load_prior(folder: Path = HERE) -> ConditionalPrior:
+    """The conditional prior (Gaussians and flow) folded into an exported `decoder.pt2`."""
+    state = {k.removeprefix("prior."): v for k, v in torch.export.load(folder / "decoder.pt2").state_dict.items() if k.startswith("prior.")}
+    flow = CouplingFlow(LATENT_DIM, int(np.prod(SIZES)), FLOW_LAYERS, FLOW_HIDDEN) if any(k.startswith("flow.") for k in state) else None
+    prior = ConditionalPrior(SIZES, state["means"], state["chols"], flow)
+    prior.load_state_dict(state)
+    return prior.eval()
+
+
 def train(part: str = "all", seed: int = 0, n: int = 20_000, epochs: int = EPOCHS, judge_n: int = 20_000, judge_epochs: int = 16,
           prior_n: int = PRIOR_N, flow_steps: int = FLOW_STEPS, out: Path = HERE) -> Path:
     """Renders `n` training faces at 64 px (seed `seed`), trains the conditional VAE on them, fits
     its conditional prior, and exports them to `out`; renders `judge_n` other faces (seed `seed + 1`) and
     trains and exports the judge. The prior is fitted to the codes of `prior_n` faces of the
     training recipe (seed `seed`): more than the VAE trained on, since a flow fitted to 20,000
-    codes learns them by heart. `part` is "all", "cvae", "judge" or "prior" (the prior alone,
-    refitted to the decoder and encoder already in `out`)."""
+    codes learns them by heart. `part` is "all", "cvae", "judge", "prior" (the prior alone,
+    refitted to the decoder and encoder already in `out`) or "export" (nothing trained: the
+    networks and prior in `out` written again, as the code now exports them)."""
     start = time.perf_counter()
     paths: list[Path] = []
+    if part == "export":
+        paths += export(*load_networks(out), load_prior(out), out)
     if part in ("all", "cvae", "prior"):
         if part == "prior":
             dec, enc = load_networks(out)
@@ -294,7 +307,7 @@ def train(part: str = "all", seed: int = 0, n: int = 20_000, epochs: int = EPOCH
 
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("part", nargs="?", default="all", choices=("all", "cvae", "judge", "prior"))
+    ap.add_argument("part", nargs="?", default="all", choices=("all", "cvae", "judge", "prior", "export"))
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--n", type=int, default=20_000, help="training images of the generator")
     ap.add_argument("--epochs", type=int, default=EPOCHS)

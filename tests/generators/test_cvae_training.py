@@ -11,8 +11,8 @@ import torch
 import generators
 from generators.learned.data import detail_weights
 from generators.learned.faces_cvae import SPEC
-from generators.learned.model import ConditionalPrior, CouplingFlow, one_hot_blocks
-from generators.learned.train import fit_flow, load_networks, round_trip, train
+from generators.learned.model import ConditionalPrior, CouplingFlow, PriorDecoder, one_hot_blocks
+from generators.learned.train import fit_flow, load_networks, load_prior, round_trip, train
 
 SIZES = (3, 2)
 
@@ -139,3 +139,31 @@ def test_the_prior_part_refits_the_prior_and_keeps_the_networks(tmp_path, torch_
     for old, new in zip(before, after):
         assert old.keys() == new.keys() and all(torch.equal(old[k], new[k]) for k in old)
     assert "prior.flow" in " ".join(torch.export.load(out / "decoder.pt2").state_dict)  # the new prior has its flow
+
+
+def test_the_export_part_writes_the_same_model_again(tmp_path, torch_state):
+    """`train("export")` trains nothing: the networks and prior read back out of the files
+    (`load_networks`, `load_prior`) are exported again and draw the same pixels and read the same
+    codes; the prior read back maps codes as the exported decoder's own does."""
+    out = tmp_path / "cvae"
+    train("cvae", n=64, epochs=1, prior_n=64, flow_steps=20, out=out)
+    shutil.copy(SPEC, out / "spec.toml")
+    text = (out / "spec.toml").read_text()
+    (out / "spec.toml").write_text(text[: text.index("[judge]")])
+
+    def draw() -> tuple[np.ndarray, np.ndarray]:
+        gen = generators.load("checkpoint", spec=str(out / "spec.toml"), resolution=64)
+        images = gen.generate(gen.space.sample(6, seed=1)).images
+        return images, gen.encode(images)
+
+    before = draw()
+    dec, _ = load_networks(out)
+    prior = load_prior(out)
+    assert prior.flow is not None
+    u = torch.randn(6, 32, generator=torch.Generator().manual_seed(2))
+    c = one_hot_blocks(torch.tensor([[0, 0], [1, 1], [2, 0], [0, 1], [1, 0], [2, 1]]), SIZES)
+    with torch.no_grad():
+        assert torch.allclose(PriorDecoder(dec, prior)(u, c), torch.export.load(out / "decoder.pt2").module()(u, c), atol=1e-6)
+    train("export", out=out)
+    after = draw()
+    assert np.array_equal(before[0], after[0]) and np.allclose(before[1], after[1], atol=1e-5)
