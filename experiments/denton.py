@@ -32,7 +32,9 @@ shortcuts are the known answer) and by OpenCV's `haar-smile`.
    random controls' on the same faces (the control compared like with like).
 5. The sanity check of Sec. 5: codes interpolated between two faces of the same predicted class
    (and the same encoded conditions) should keep that class (the paper: 98%).
-6. `report.md` (tables, a reading), `sensitivity.png` (Fig. 5), `flips.png` (Fig. 6), `sweeps.png`
+6. What the codes carry: the held-out AUC with which `E(x)` predicts each attribute, smiling (what
+   the classifier predicts) among them; the method needs a generator that draws it.
+7. `report.md` (tables, a reading), `sensitivity.png` (Fig. 5), `flips.png` (Fig. 6), `sweeps.png`
    (Fig. 4: rows of faces along each direction), and the tables as CSV, under `--out`.
 
 Seeded and deterministic: `--seed s` draws the fitting faces with seed s + 10, the swept faces with
@@ -90,15 +92,12 @@ SMILING = "smiling"
 STRIP = 2  # faces per direction in sweeps.png
 
 
-def directions(gen: FacesCVAE, n: int, seed: int, controls: int = CONTROLS) -> tuple[dict[str, np.ndarray], pd.DataFrame]:
-    """Unit attribute vectors on codes `E(x)` of `n` reference faces, the confounders (smiling,
-    feminine) balanced, plus `controls` seeded random unit directions orthogonal to them and to each
-    other (`vectors[RANDOM]`, one per row); and a table of each one's class sizes, the gap between
-    the class means along `d`, the accuracy of the cut halfway between them, and its cosine with
-    the others (with the controls: the largest in absolute value)."""
-    ref = gen.reference({}, n, seed=seed + 10)
-    z = gen.encode(ref.images)
-    truth = ref.truth
+def directions(z: np.ndarray, truth: pd.DataFrame, seed: int, controls: int = CONTROLS) -> tuple[dict[str, np.ndarray], pd.DataFrame]:
+    """Unit attribute vectors on codes `z = E(x)` of reference faces with renderer `truth`, the
+    confounders (smiling, feminine) balanced, plus `controls` seeded random unit directions
+    orthogonal to them and to each other (`vectors[RANDOM]`, one per row); and a table of each
+    one's class sizes, the gap between the class means along `d`, the accuracy of the cut halfway
+    between them, and its cosine with the others (with the controls: the largest in absolute value)."""
     confounder = pd.DataFrame({"smiling": truth["smile"] >= 0.5, "feminine": truth["gender_presentation"] >= 0.5})
     vectors, rows = {}, []
     for name, attribute in ATTRIBUTES.items():
@@ -119,6 +118,31 @@ def directions(gen: FacesCVAE, n: int, seed: int, controls: int = CONTROLS) -> t
     for other, d in vectors.items():
         table[f"cos_{other}"] = [_cosine(vectors[name], d) for name in table.index]
     return vectors, table
+
+
+def carried(z: np.ndarray, truth: pd.DataFrame, seed: int, folds: int = 5) -> pd.DataFrame:
+    """How much of each attribute the codes `z = E(x)` carry: the held-out AUC of a logistic
+    regression from the codes to the attribute (`folds`-fold, stratified, seeded), for smiling, the
+    attribute the classifier predicts, and for every swept one. Denton et al.'s method needs a
+    generator that draws the attribute a classifier predicts; an AUC near 0.5 says it does not,
+    and then what the classifier calls that attribute on its faces is something else."""
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.metrics import roc_auc_score
+    from sklearn.model_selection import StratifiedKFold, cross_val_predict
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+
+    present = {"smiling": np.asarray(truth["smile"] >= 0.5, bool)} | {name: a.present(truth) for name, a in ATTRIBUTES.items()}
+    rows = []
+    for name, labels in present.items():
+        k = min(folds, int(labels.sum()), int((~labels).sum()))
+        auc = np.nan
+        if k >= 2:
+            model = make_pipeline(StandardScaler(), LogisticRegression(max_iter=2000))
+            split = StratifiedKFold(k, shuffle=True, random_state=seed)
+            auc = float(roc_auc_score(labels, cross_val_predict(model, z, labels, cv=split, method="predict_proba")[:, 1]))
+        rows.append({"attribute": name, "with": int(labels.sum()), "without": int((~labels).sum()), "auc": auc})
+    return pd.DataFrame(rows).set_index("attribute")
 
 
 def _cosine(a: np.ndarray, b: np.ndarray) -> float:
@@ -271,6 +295,23 @@ def _directions_md(table: pd.DataFrame) -> str:
     return "\n".join(lines)
 
 
+def _carried_md(carry: pd.DataFrame) -> str:
+    lines = ["| attribute | with | without | held-out AUC from E(x) |", "|---|---|---|---|"]
+    lines += [f"| {name} | {int(r['with'])} | {int(r['without'])} | {r['auc']:.3f} |" for name, r in carry.iterrows()]
+    return "\n".join(lines)
+
+
+def _smile_reading(carry: pd.DataFrame, chance: float = 0.6) -> str:
+    """Why the smiling half of the check misses, when the codes carry no smile."""
+    auc = carry["auc"]
+    if not auc.loc["smiling"] < chance:
+        return "."
+    others = ", ".join(f"{auc.loc[name]:.2f} for {name}" for name in ATTRIBUTES)
+    return (f"; and they are not smiles: the codes carry next to nothing of the renderer's smile (held-out AUC "
+            f"{auc.loc['smiling']:.2f} from `E(x)`, against {others}), so `faces-cvae` draws no smile and what `smile-cnn` "
+            f"calls smiling on its faces is something else, which interpolation does not keep.")
+
+
 def _check_md(check: pd.DataFrame) -> str:
     lines = ["| endpoints' class | n | kept the class | rate | 95% CI (Wilson) |", "|---|---|---|---|---|"]
     lines += [f"| {'smiling' if k else 'not smiling'} | {int(r['n'])} | {int(r['consistent'])} | {r['rate']:.1%} | [{r['low']:.1%}, {r['high']:.1%}] |"
@@ -298,9 +339,10 @@ def _ci(row: pd.Series, tag: str) -> str:
     return "—" if pd.isna(row[f"rate_{tag}"]) else f"{row[f'rate_{tag}']:.1%} [{row[f'low_{tag}']:.1%}, {row[f'high_{tag}']:.1%}]"
 
 
-def report(table: pd.DataFrame, sens: pd.DataFrame, check: pd.DataFrame, truth: pd.DataFrame, args: dict[str, Any]) -> str:
-    """The markdown report: the directions, flip rates and score sensitivities, the renderer's
-    answer beside them, the check, a reading."""
+def report(table: pd.DataFrame, carry: pd.DataFrame, sens: pd.DataFrame, check: pd.DataFrame, truth: pd.DataFrame,
+           args: dict[str, Any]) -> str:
+    """The markdown report: the directions and what the codes carry, flip rates and score
+    sensitivities, the renderer's answer beside them, the check, a reading."""
     lam = float(sens["lambda"].max())
     beard, makeup = _row(sens, "beard", "masculine faces", lam), _row(sens, "makeup", "feminine faces", lam)
     eyewear = _row(sens, "eyewear", "all", lam)
@@ -332,8 +374,8 @@ def report(table: pd.DataFrame, sens: pd.DataFrame, check: pd.DataFrame, truth: 
         f"({kept[0]:.0%} of not-smiling pairs, {kept[1]:.0%} of smiling ones; the paper: 98%): "
         + (f"its smiling calls sit nearer its boundary ({near.loc['near boundary', 'n1']:.0f} of the {near.loc['all', 'n1']:.0f} "
            f"swept faces it calls smiling score between {NEAR_BOUNDARY[0]:g} and {NEAR_BOUNDARY[1]:g}, against "
-           f"{near.loc['near boundary', 'n0']:.0f} of the {near.loc['all', 'n0']:.0f} it calls not smiling)." if kept[1] < kept[0]
-           else "the classifier is as smooth between smiling codes as between not-smiling ones.")
+           f"{near.loc['near boundary', 'n0']:.0f} of the {near.loc['all', 'n0']:.0f} it calls not smiling)" + _smile_reading(carry)
+           if kept[1] < kept[0] else "the classifier is as smooth between smiling codes as between not-smiling ones.")
     )
     return f"""# Denton et al. reproduced on `faces-cvae`
 
@@ -351,6 +393,14 @@ in absolute value). Every sweep moves a code {args['scale']:g}
 prior standard deviations along its direction at lambda = 1.
 
 {_directions_md(table)}
+
+## What the codes carry
+
+The held-out AUC (5-fold, logistic regression on the standardised codes) with which `E(x)` of the same
+faces predicts each attribute of the renderer's truth: smiling, the attribute `smile-cnn` predicts, and the
+swept ones. Near 0.5: the generator does not draw it.
+
+{_carried_md(carry)}
 
 ## Flip rates (eq. 6, Fig. 6)
 
@@ -463,7 +513,10 @@ def run(n_fit: int = 3000, n_sweep: int = 400, steps: int = 9, n_check: int = 60
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     gen = FacesCVAE(resolution=128)
-    vectors, table = directions(gen, n_fit, seed, controls)
+    ref = gen.reference({}, n_fit, seed=seed + 10)
+    z_fit = gen.encode(ref.images)
+    vectors, table = directions(z_fit, ref.truth, seed, controls)
+    carry = carried(z_fit, ref.truth, seed)
     lambdas = np.linspace(-1.0, 1.0, steps)
     scores, z, conditions, strips = sweep(gen, vectors, scale, n_sweep, lambdas, seed)
     sens = sensitivities(scores, conditions)
@@ -471,15 +524,17 @@ def run(n_fit: int = 3000, n_sweep: int = 400, steps: int = 9, n_check: int = 60
     check = sanity(gen, z, conditions, scores[(scores["direction"] == RANDOM) & (scores["control"] == 0) & (scores["lambda"] == 0.0)],
                    n_check, seed)
     table.to_csv(out / "directions.csv")
+    carry.to_csv(out / "carried.csv")
     scores.to_csv(out / "scores.csv", index=False)
     sens.to_csv(out / "sensitivity.csv", index=False)
     check.to_csv(out / "sanity.csv")
     truth.to_csv(out / "interventions.csv")
     args = {"n_fit": n_fit, "n_sweep": n_sweep, "steps": steps, "n_check": n_check, "seed": seed, "scale": scale, "n_truth": n_truth,
             "controls": controls}
-    (out / "report.md").write_text(report(table, sens, check, truth, args))
+    (out / "report.md").write_text(report(table, carry, sens, check, truth, args))
     paths = figures(sens, strips, lambdas, truth, out)
-    return {"directions": table, "scores": scores, "sensitivity": sens, "sanity": check, "interventions": truth, "report": out / "report.md", "figures": paths}
+    return {"directions": table, "carried": carry, "scores": scores, "sensitivity": sens, "sanity": check, "interventions": truth,
+            "report": out / "report.md", "figures": paths}
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -29,11 +29,12 @@ def quick(tmp_path_factory):
 
 def test_writes_the_report_figures_and_tables(quick):
     _, out = quick
-    for name in ("report.md", "sensitivity.png", "flips.png", "sweeps.png", "directions.csv", "scores.csv", "sensitivity.csv",
-                 "sanity.csv"):
+    for name in ("report.md", "sensitivity.png", "flips.png", "sweeps.png", "directions.csv", "carried.csv", "scores.csv",
+                 "sensitivity.csv", "sanity.csv"):
         assert (out / name).stat().st_size > 100, name
     text = (out / "report.md").read_text()
-    for header in ("## Attribute vectors", "| target | direction | subset | n not smiling |", "## Sanity check", "## Reading"):
+    for header in ("## Attribute vectors", "## What the codes carry", "| attribute | with | without | held-out AUC from E(x) |",
+                   "| target | direction | subset | n not smiling |", "## Sanity check", "## Reading"):
         assert header in text
 
 
@@ -46,6 +47,23 @@ def test_directions_are_unit_vectors_pointing_to_their_attribute(quick):
     assert (table["gap"].drop("random") > 0).all()  # d points towards the attribute
     assert table.loc["random", ["cos_beard", "cos_makeup", "cos_eyewear"]].abs().max() < 1e-9  # the control carries none of them
     assert table.loc["eyewear", "accuracy"] > 0.75  # the encoder keeps glasses: their direction separates the codes
+
+
+def test_carried_reads_an_attribute_the_codes_hold_and_not_one_they_lack(quick):
+    """`carried`: the held-out AUC of codes -> attribute is high where one coordinate spells the
+    attribute, near 0.5 where nothing does, and missing where a class has a single face."""
+    dn, out = quick
+    rng = np.random.default_rng(0)
+    z = rng.normal(size=(400, 6))
+    truth = pd.DataFrame({"smile": rng.random(400), "facial_hair": np.where(z[:, 0] > 0.3, 0.9, 0.0),
+                          "makeup": np.r_[0.9, np.zeros(399)], "eyewear": np.where(z[:, 1] + 0.3 * rng.normal(size=400) > 0, "sunglasses", "none")})
+    carry = dn.carried(z, truth, seed=0)
+    assert list(carry.index) == ["smiling", "beard", "makeup", "eyewear"]
+    assert carry.loc["beard", "auc"] > 0.97 and carry.loc["eyewear", "auc"] > 0.85
+    assert 0.4 < carry.loc["smiling", "auc"] < 0.6
+    assert np.isnan(carry.loc["makeup", "auc"]) and carry.loc["makeup", "with"] == 1
+    shipped = pd.read_csv(out / "carried.csv", index_col="attribute")
+    assert list(shipped.index) == ["smiling", "beard", "makeup", "eyewear"] and shipped["auc"].between(0, 1).all()
 
 
 def test_sweeps_cover_every_direction_lambda_and_target(quick):
