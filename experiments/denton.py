@@ -52,6 +52,11 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+from sklearn.linear_model import LogisticRegression
+from sklearn.metrics import roc_auc_score
+from sklearn.model_selection import StratifiedKFold, cross_val_predict
+from sklearn.pipeline import make_pipeline
+from sklearn.preprocessing import StandardScaler
 
 import targets
 from generators.faces.procedural import render_rows
@@ -126,12 +131,6 @@ def carried(z: np.ndarray, truth: pd.DataFrame, seed: int, folds: int = 5) -> pd
     attribute the classifier predicts, and for every swept one. Denton et al.'s method needs a
     generator that draws the attribute a classifier predicts; an AUC near 0.5 says it does not,
     and then what the classifier calls that attribute on its faces is something else."""
-    from sklearn.linear_model import LogisticRegression
-    from sklearn.metrics import roc_auc_score
-    from sklearn.model_selection import StratifiedKFold, cross_val_predict
-    from sklearn.pipeline import make_pipeline
-    from sklearn.preprocessing import StandardScaler
-
     present = {"smiling": np.asarray(truth["smile"] >= 0.5, bool)} | {name: a.present(truth) for name, a in ATTRIBUTES.items()}
     rows = []
     for name, labels in present.items():
@@ -302,7 +301,8 @@ def _carried_md(carry: pd.DataFrame) -> str:
 
 
 def _smile_reading(carry: pd.DataFrame, chance: float = 0.6) -> str:
-    """Why the smiling half of the check misses, when the codes carry no smile."""
+    """Why the smiling half of the check misses, when the codes carry no smile (their held-out AUC
+    for smiling below `chance`; the other attributes' beside it show what the codes do carry)."""
     auc = carry["auc"]
     if not auc.loc["smiling"] < chance:
         return "."
