@@ -65,6 +65,7 @@ from generators.learned.faces_cvae import FacesCVAE
 from searcher.analysis.transects import attribute_vector
 from searcher.causal import NEAR_BOUNDARY, classification_sensitivity, interpolation_check, interpolation_codes, score_sensitivity, wilson_interval
 from searcher.figures import pyplot, save
+from targets.trained.data import truth_labels
 
 __all__ = ["ATTRIBUTES", "TARGETS", "Attribute", "directions", "figures", "interventions", "main", "report", "run", "sweep"]
 
@@ -103,7 +104,7 @@ def directions(z: np.ndarray, truth: pd.DataFrame, seed: int, controls: int = CO
     orthogonal to them and to each other (`vectors[RANDOM]`, one per row); and a table of each
     one's class sizes, the gap between the class means along `d`, the accuracy of the cut halfway
     between them, and its cosine with the others (with the controls: the largest in absolute value)."""
-    confounder = pd.DataFrame({"smiling": truth["smile"] >= 0.5, "feminine": truth["gender_presentation"] >= 0.5})
+    confounder = pd.DataFrame({"smiling": truth_labels(truth, "smile"), "feminine": truth_labels(truth, "gender")}).astype(bool)
     vectors, rows = {}, []
     for name, attribute in ATTRIBUTES.items():
         labels = attribute.present(truth)
@@ -131,7 +132,7 @@ def carried(z: np.ndarray, truth: pd.DataFrame, seed: int, folds: int = 5) -> pd
     attribute the classifier predicts, and for every swept one. Denton et al.'s method needs a
     generator that draws the attribute a classifier predicts; an AUC near 0.5 says it does not,
     and then what the classifier calls that attribute on its faces is something else."""
-    present = {"smiling": np.asarray(truth["smile"] >= 0.5, bool)} | {name: a.present(truth) for name, a in ATTRIBUTES.items()}
+    present = {"smiling": truth_labels(truth, "smile").astype(bool)} | {name: a.present(truth) for name, a in ATTRIBUTES.items()}
     rows = []
     for name, labels in present.items():
         k = min(folds, int(labels.sum()), int((~labels).sum()))
@@ -172,15 +173,19 @@ def sweep(gen: FacesCVAE, vectors: dict[str, np.ndarray], scale: float, n: int, 
     conditions = [{k: p[k] for k in names} for p in params]
     z = gen.encode(ref.images)
     models = {t: targets.load(t) for t in target_names}
+
+    def scored(images: np.ndarray) -> dict[str, np.ndarray]:
+        return {t: _smile_scores(model, images) for t, model in models.items()}
+
+    unmoved = gen.from_latent(z, conditions=conditions).images  # lambda = 0: the same faces for every direction
+    unmoved_scores = scored(unmoved)
     frames, strips = [], {}
     for name, rows in vectors.items():
         for k, d in enumerate(np.atleast_2d(rows)):
             for lam in lambdas:
-                images = gen.from_latent(z + lam * scale * d, conditions=conditions).images
+                images = unmoved if lam == 0.0 else gen.from_latent(z + lam * scale * d, conditions=conditions).images
                 frame = pd.DataFrame({"direction": name, "control": k, "image": np.arange(n), "lambda": float(lam)})
-                for t, model in models.items():
-                    frame[t] = _smile_scores(model, images)
-                frames.append(frame)
+                frames.append(frame.assign(**(unmoved_scores if lam == 0.0 else scored(images))))
                 if k == 0:
                     strips.setdefault(name, []).append(images[:STRIP, ::2, ::2])  # the model's own 64 px
     return pd.concat(frames, ignore_index=True), z, conditions, strips
@@ -196,8 +201,7 @@ def sensitivities(scores: pd.DataFrame, conditions: list[dict[str, str]], target
     out = []
     for t in target_names:
         for name, df in scores.groupby("direction", sort=False):
-            control = df["control"] if "control" in df else 0
-            tidy = pd.DataFrame({"image": df["image"] + len(conditions) * control, "lambda": df["lambda"], "score": df[t]}).dropna()
+            tidy = pd.DataFrame({"image": df["image"] + len(conditions) * df["control"], "lambda": df["lambda"], "score": df[t]}).dropna()
             tidy = tidy[tidy["image"].isin(tidy.loc[tidy["lambda"] == 0.0, "image"])]  # no face at lambda = 0: no baseline
             lo, hi = NEAR_BOUNDARY
             near = tidy.loc[tidy["lambda"] == 0.0, "score"].between(lo, hi, inclusive="neither").any()

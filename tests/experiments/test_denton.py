@@ -97,7 +97,7 @@ def test_sensitivities_agree_with_the_scores(quick):
 def test_a_direction_with_no_face_near_the_boundary_reports_no_band(quick):
     dn, _ = quick
     lams = (-1.0, 0.0, 1.0)
-    scores = pd.DataFrame({"direction": "beard", "image": np.repeat([0, 1, 2, 3], 3), "lambda": lams * 4,
+    scores = pd.DataFrame({"direction": "beard", "control": 0, "image": np.repeat([0, 1, 2, 3], 3), "lambda": lams * 4,
                            "smile-cnn": [0.02, 0.05, 0.4, 0.9, 0.95, 0.97, 0.01, 0.1, 0.2, 0.6, 0.8, 0.99]})
     conditions = [{"gender": g} for g in ("masculine", "feminine", "masculine", "feminine")]
     sens = dn.sensitivities(scores, conditions, ("smile-cnn",))
@@ -110,7 +110,7 @@ def test_the_random_control_is_measured_on_each_cohort_the_attributes_are(quick)
     dn, out = quick
     lams = (0.0, 1.0)
     # images 0, 2 masculine; 1, 3 feminine; not smiling at lambda = 0 except image 3
-    scores = pd.DataFrame({"direction": dn.RANDOM, "image": np.repeat([0, 1, 2, 3], 2), "lambda": lams * 4,
+    scores = pd.DataFrame({"direction": dn.RANDOM, "control": 0, "image": np.repeat([0, 1, 2, 3], 2), "lambda": lams * 4,
                            "smile-cnn": [0.1, 0.9, 0.2, 0.3, 0.1, 0.2, 0.8, 0.1]})
     conditions = [{"gender": g} for g in ("masculine", "feminine", "masculine", "feminine")]
     sens = dn.sensitivities(scores, conditions, ("smile-cnn",)).set_index(["subset", "lambda"])

@@ -2,7 +2,6 @@
 exported files load through the checkpoint plug-in with the shipped spec."""
 
 import itertools
-import shutil
 
 import numpy as np
 import pytest
@@ -15,6 +14,12 @@ from generators.learned.model import ConditionalPrior, CouplingFlow, PriorDecode
 from generators.learned.train import fit_flow, load_networks, load_prior, round_trip, train
 
 SIZES = (3, 2)
+
+
+def _spec_without_judge(out):
+    """The shipped spec beside a toy model's files in `out`, less its judge (none trained here)."""
+    text = SPEC.read_text()
+    (out / "spec.toml").write_text(text[: text.index("[judge]")])
 
 
 @pytest.fixture
@@ -118,9 +123,7 @@ def torch_state():
 def test_a_toy_training_run_exports_files_the_shipped_spec_loads(tmp_path, torch_state):
     out = tmp_path / "cvae"
     train("cvae", n=64, epochs=1, prior_n=64, flow_steps=20, out=out)
-    shutil.copy(SPEC, out / "spec.toml")
-    text = (out / "spec.toml").read_text()
-    (out / "spec.toml").write_text(text[: text.index("[judge]")])  # no judge trained here
+    _spec_without_judge(out)
     gen = generators.load("checkpoint", spec=str(out / "spec.toml"), resolution=64)
     batch = gen.generate(gen.space.sample(5, seed=0))
     assert batch.images.shape == (5, 64, 64, 3) and batch.images.std() > 1  # something was drawn
@@ -147,9 +150,7 @@ def test_the_export_part_writes_the_same_model_again(tmp_path, torch_state):
     codes; the prior read back maps codes as the exported decoder's own does."""
     out = tmp_path / "cvae"
     train("cvae", n=64, epochs=1, prior_n=64, flow_steps=20, out=out)
-    shutil.copy(SPEC, out / "spec.toml")
-    text = (out / "spec.toml").read_text()
-    (out / "spec.toml").write_text(text[: text.index("[judge]")])
+    _spec_without_judge(out)
 
     def draw() -> tuple[np.ndarray, np.ndarray]:
         gen = generators.load("checkpoint", spec=str(out / "spec.toml"), resolution=64)
