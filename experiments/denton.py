@@ -183,9 +183,13 @@ def sweep(gen: FacesCVAE, vectors: dict[str, np.ndarray], scale: float, n: int, 
     for name, rows in vectors.items():
         for k, d in enumerate(np.atleast_2d(rows)):
             for lam in lambdas:
-                images = unmoved if lam == 0.0 else gen.from_latent(z + lam * scale * d, conditions=conditions).images
+                if lam == 0.0:
+                    images, found = unmoved, unmoved_scores
+                else:
+                    images = gen.from_latent(z + lam * scale * d, conditions=conditions).images
+                    found = scored(images)
                 frame = pd.DataFrame({"direction": name, "control": k, "image": np.arange(n), "lambda": float(lam)})
-                frames.append(frame.assign(**(unmoved_scores if lam == 0.0 else scored(images))))
+                frames.append(frame.assign(**found))
                 if k == 0:
                     strips.setdefault(name, []).append(images[:STRIP, ::2, ::2])  # the model's own 64 px
     return pd.concat(frames, ignore_index=True), z, conditions, strips

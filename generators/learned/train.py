@@ -251,18 +251,22 @@ def export(dec: Decoder, enc: Encoder, prior: ConditionalPrior, out: Path) -> tu
             _save(ExportedEncoder(enc, prior), (torch.zeros(2, 3, 64, 64),), out / "encoder.pt2"))
 
 
+def _exported_state(path: Path, prefix: str) -> dict[str, torch.Tensor]:
+    """The weights of the submodule `prefix` of an exported `.pt2`, named as inside it."""
+    return {k.removeprefix(f"{prefix}."): v for k, v in torch.export.load(path).state_dict.items() if k.startswith(f"{prefix}.")}
+
+
 def load_networks(folder: Path = HERE) -> tuple[Decoder, Encoder]:
     """The decoder and encoder inside an exported `decoder.pt2` / `encoder.pt2` pair, without their prior."""
     dec, enc = Decoder(LATENT_DIM, sum(SIZES)), Encoder(LATENT_DIM, SIZES)
     for net, name in ((dec, "decoder"), (enc, "encoder")):
-        state = torch.export.load(folder / f"{name}.pt2").state_dict
-        net.load_state_dict({k.removeprefix(f"{name}."): v for k, v in state.items() if k.startswith(f"{name}.")})
+        net.load_state_dict(_exported_state(folder / f"{name}.pt2", name))
     return dec.eval(), enc.eval()
 
 
 def load_prior(folder: Path = HERE) -> ConditionalPrior:
     """The conditional prior (Gaussians and flow) folded into an exported `decoder.pt2`."""
-    state = {k.removeprefix("prior."): v for k, v in torch.export.load(folder / "decoder.pt2").state_dict.items() if k.startswith("prior.")}
+    state = _exported_state(folder / "decoder.pt2", "prior")
     flow = CouplingFlow(LATENT_DIM, int(np.prod(SIZES)), FLOW_LAYERS, FLOW_HIDDEN) if any(k.startswith("flow.") for k in state) else None
     prior = ConditionalPrior(SIZES, state["means"], state["chols"], flow)
     prior.load_state_dict(state)
