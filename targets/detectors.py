@@ -98,7 +98,13 @@ def _cascade(name: str):
 
 
 class HaarFace:
-    """OpenCV's frontal-face Haar cascade (`haar-face`) on the grey image."""
+    """OpenCV's frontal-face Haar cascade (`haar-face`) on the grey image.
+
+    Its score is the level weight of the surest detection (`detectMultiScale3` with
+    `outputRejectLevels`: the cascade's last-stage sum, larger the surer it is), which the
+    continuous "score" loss reads as dlib's detectors' confidence; the boxes are those of
+    `detectMultiScale` with the same settings.
+    """
 
     task = "detect"
 
@@ -107,13 +113,19 @@ class HaarFace:
         self._cascade = _cascade("haarcascade_frontalface_default.xml")
         self.scale_factor, self.min_neighbors = float(scale_factor), int(min_neighbors)
 
+    def detect(self, grey: np.ndarray) -> tuple[list[tuple[float, float, float, float]], float | None]:
+        """The face boxes in a grey image and the level weight of the surest (None if none)."""
+        found, _, weights = self._cascade.detectMultiScale3(grey, scaleFactor=self.scale_factor, minNeighbors=self.min_neighbors,
+                                                           outputRejectLevels=True)
+        boxes = [(float(x), float(y), float(x + w), float(y + h)) for x, y, w, h in found]
+        return boxes, max((float(w) for w in np.ravel(weights)), default=None)
+
     def faces(self, grey: np.ndarray) -> list[tuple[float, float, float, float]]:
-        found = self._cascade.detectMultiScale(grey, scaleFactor=self.scale_factor, minNeighbors=self.min_neighbors)
-        return [(float(x), float(y), float(x + w), float(y + h)) for x, y, w, h in found]
+        return self.detect(grey)[0]
 
     def predict(self, images: np.ndarray) -> Predictions:
-        boxes = [self.faces(self._cv2.cvtColor(im, self._cv2.COLOR_RGB2GRAY)) for im in check_images(images)]
-        return _detections(boxes, [None] * len(boxes))
+        found = [self.detect(self._cv2.cvtColor(im, self._cv2.COLOR_RGB2GRAY)) for im in check_images(images)]
+        return _detections([boxes for boxes, _ in found], [score for _, score in found])
 
 
 class HaarSmile:

@@ -60,3 +60,29 @@ def test_verify_same_identity_is_closer_than_another():
     assert verify.same(e[0], e[1])
     blank = verify.predict(np.full((1, 128, 128, 3), 128, np.uint8))
     assert blank.label == [False] and blank.embedding == [None] and blank.error == [None]
+
+
+@pytest.mark.parametrize("name", ["dlib-cnn", "dlib-hog", "haar-face"])
+def test_a_detector_is_surer_of_a_frontal_face_than_a_turned_one(name):
+    """Each detector's score is a confidence (None where it found nothing), and it falls as a face
+    turns away: what the continuous "score" loss reads to tell near-failures from sure passes."""
+    gen = generators.load("faces")
+    rows = gen.space.sample(40, seed=1)
+    det = targets.load(name)
+    medians = []
+    for yaw in (0.0, 30.0):
+        pred = det.predict(gen.generate([dict(r, yaw=yaw) for r in rows], seed=0).images)
+        assert all((s is None) == (not found) for s, found in zip(pred.score, pred.label))
+        medians.append(np.median([s for s in pred.score if s is not None]))
+    assert medians[1] < medians[0], medians
+
+
+def test_haar_face_boxes_are_those_of_detect_multi_scale():
+    """The level weights come from `detectMultiScale3`; which faces are found must not change."""
+    import cv2
+
+    h = targets.load("haar-face")
+    for im in generators.load("faces").generate(generators.load("faces").space.sample(30, seed=2), seed=0).images:
+        grey = cv2.cvtColor(im, cv2.COLOR_RGB2GRAY)
+        plain = h._cascade.detectMultiScale(grey, scaleFactor=1.1, minNeighbors=5)
+        assert sorted(h.faces(grey)) == sorted((float(x), float(y), float(x + w), float(y + hh)) for x, y, w, hh in plain)
