@@ -81,8 +81,8 @@ def test_haar_face_boxes_are_those_of_detect_multi_scale():
     """The level weights come from `detectMultiScale3`; which faces are found must not change."""
     import cv2
 
-    h = targets.load("haar-face")
-    for im in generators.load("faces").generate(generators.load("faces").space.sample(30, seed=2), seed=0).images:
+    h, gen = targets.load("haar-face"), generators.load("faces")
+    for im in gen.generate(gen.space.sample(30, seed=2), seed=0).images:
         grey = cv2.cvtColor(im, cv2.COLOR_RGB2GRAY)
         plain = h._cascade.detectMultiScale(grey, scaleFactor=1.1, minNeighbors=5)
         assert sorted(h.faces(grey)) == sorted((float(x), float(y), float(x + w), float(y + hh)) for x, y, w, hh in plain)
