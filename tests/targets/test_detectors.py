@@ -84,5 +84,5 @@ def test_haar_face_boxes_are_those_of_detect_multi_scale():
     h, gen = targets.load("haar-face"), generators.load("faces")
     for im in gen.generate(gen.space.sample(30, seed=2), seed=0).images:
         grey = cv2.cvtColor(im, cv2.COLOR_RGB2GRAY)
-        plain = h._cascade.detectMultiScale(grey, scaleFactor=1.1, minNeighbors=5)
+        plain = h._cascade.detectMultiScale(grey, scaleFactor=h.scale_factor, minNeighbors=h.min_neighbors)
         assert sorted(h.faces(grey)) == sorted((float(x), float(y), float(x + w), float(y + hh)) for x, y, w, hh in plain)
