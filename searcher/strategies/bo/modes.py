@@ -123,7 +123,7 @@ class FailureModes(CarriedGP):
             chosen: list[np.ndarray] = []
             for i in range(n):
                 x, mode = None, None
-                if len(counts) and not self._explores(self.history.n_told + i):
+                if len(counts) and not self.explores(self.history.n_told + i):
                     x, mode = self._harvest(model, (X, loss), failures, modes, counts, chosen, seen, rng)
                 if x is None:
                     x = self._explore(model, X, loss, failures, chosen, seen, rng)
@@ -133,7 +133,7 @@ class FailureModes(CarriedGP):
                 chosen.append(x)
         return np.stack(chosen)
 
-    def _explores(self, index: int) -> bool:
+    def explores(self, index: int) -> bool:
         """Whether the point with this index (0-based, over the whole campaign) explores."""
         rate = self.early if index < self.split * self.budget else self.late
         return math.floor((index + 1) * rate) > math.floor(index * rate)
