@@ -18,8 +18,10 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 from tqdm import tqdm
@@ -71,11 +73,15 @@ class _Loop:
         options = dict(c.strategy_options)
         if c.alpha is not None:
             options["alpha"] = c.alpha
-        self.strategy: Strategy = make_strategy(c.strategy, self.space, seed=c.seed, budget=c.budget, **options)
         objective = c.spec().build(generator)  # the target and loss too, before anything is evaluated
+        unjudged = None
         if objective.judge.task == "classify":  # the truth it is judged by exists and is a number: one render shows it
-            objective.judge.check(generator.generate([{**generator.space.defaults(), **self.held}]).truth.to_dict("records")[0])
+            shown = {**generator.space.defaults(), **self.held}
+            truth = generator.generate([shown]).truth.to_dict("records")[0]
+            objective.judge.check(truth)
             _check_cut(objective.judge, generator.space)
+            unjudged = unjudged_band(objective.judge, self.space, shown, truth)
+        self.strategy: Strategy = make_strategy(c.strategy, self.space, seed=c.seed, budget=c.budget, unjudged=unjudged, **options)
         self.lock = DirectoryLock(c.out)  # one process per campaign directory, taken only once the config is sound
         self.lock.acquire()
         try:
@@ -167,6 +173,37 @@ class _Loop:
     def close(self) -> None:
         self.executor.close()
         self.lock.release()
+
+
+def unjudged_band(judge: Judge, space: Space, shown: Mapping[str, Any], truth: Mapping[str, Any]) -> tuple[int, float, float] | None:
+    """The band of `space`'s unit cube whose faces `judge` never judges, as `(column, low, high)`:
+    the coordinate of its truth column strictly between `low` and `high` puts the truth within the
+    margin of the cut. None unless the truth column is a searched continuous parameter that the
+    render `truth` of the parameters `shown` reports as it was asked (a generator whose truth is
+    another function of its parameters gets none), and the margin is not 0."""
+    column = judge.truth_column
+    if judge.cut is None or not judge.margin or column not in space.names or not isinstance(space[column], Continuous):
+        return None
+    if not isinstance(truth.get(column), (int, float, np.integer, np.floating)) or not np.isclose(truth[column], shown[column]):
+        return None
+    start = next(c.start for c in space.cube.columns if c.name == column)
+    base = np.full(space.dim, 0.5)  # the other coordinates do not move this one's decode
+
+    def value(u: float) -> float:
+        x = base.copy()
+        x[start] = u
+        return float(space.from_unit(x[None])[0][column])
+
+    def first_above(level: float, strict: bool) -> float:
+        """The least u whose value is above `level` (>= when not `strict`): the decode rises with u."""
+        lo, hi = 0.0, 1.0
+        for _ in range(50):
+            mid = 0.5 * (lo + hi)
+            above = value(mid) > level if strict else value(mid) >= level
+            lo, hi = (lo, mid) if above else (mid, hi)
+        return hi
+
+    return start, first_above(judge.cut - judge.margin, strict=True), first_above(judge.cut + judge.margin, strict=False)
 
 
 def _check_cut(judge: Judge, space: Space) -> None:

@@ -34,9 +34,11 @@ STRATEGIES = Registry("strategy", {
 }, arguments=("space", "seed"))
 
 
-def make_strategy(name: str, space: Space, seed: int = 0, budget: int | None = None, **options: Any) -> Strategy:
+def make_strategy(name: str, space: Space, seed: int = 0, budget: int | None = None,
+                  unjudged: tuple[int, float, float] | None = None, **options: Any) -> Strategy:
     """The strategy `name` over `space`, seeded, with its keyword `options`; the campaign's
-    `budget` goes to strategies that check their initial design against it.
+    `budget` goes to strategies that check their initial design against it, and the band of the
+    cube its target never judges (`unjudged`: column, low, high) to strategies that avoid it.
 
     Raises:
         PluginError: `name` or an option is unknown (the message lists the valid ones), or a
@@ -45,4 +47,6 @@ def make_strategy(name: str, space: Space, seed: int = 0, budget: int | None = N
     """
     if budget is not None and "budget" in STRATEGIES.options(name):
         options["budget"] = budget
+    if unjudged is not None and "unjudged" in STRATEGIES.options(name):
+        options["unjudged"] = unjudged
     return STRATEGIES.load(name, space, seed=seed, **options)

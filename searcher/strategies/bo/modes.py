@@ -29,7 +29,11 @@ per failure mode instead of one per restart):
    the highest-loss passes, all farther than `radius` from every failure and every point of the
    batch; its argmax. With a continuous loss this follows the confidence down to a new mode; with
    0/1 it is a space-filling draw away from the known ones.
-5. **Schedule.** The first `split` of the budget explores a fraction `early` of the points, the
+5. **Unjudged points.** A classify target's faces whose truth lies within the margin of its cut
+   are excluded, never judged (`searcher.objective`): an evaluation spent there finds nothing and
+   tells the model nothing. Given that band of the cube (`unjudged`, which the campaign works out
+   when the truth is a searched parameter), no harvesting or exploring point is proposed inside it.
+6. **Schedule.** The first `split` of the budget explores a fraction `early` of the points, the
    rest a fraction `late` (a new mode found early can still be harvested evenly), chosen by the
    point's index so the split is exact and stateless.
 
@@ -42,6 +46,7 @@ beside the default (`bo-modes-nomodel`).
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 
 import gpytorch
 import numpy as np
@@ -52,6 +57,7 @@ from scipy.sparse import coo_matrix
 from scipy.sparse.csgraph import connected_components
 from scipy.stats import norm
 
+from searcher.errors import ParameterError
 from searcher.objective import FAILURE
 from searcher.space import Space
 from searcher.strategies.base import step_rng
@@ -89,13 +95,15 @@ class FailureModes(CarriedGP):
         radius: normalised distance (in the unit cube, divided by sqrt(dim)) within which a
             point counts as near a failure: exploration keeps out, the model-free ablation joins modes.
         model: "gp" (default) or "constant" (the ablation).
+        unjudged: `(column, low, high)`: points whose coordinate `column` lies strictly between
+            `low` and `high` are never judged (their truth sits at the cut), so none is proposed.
         refit: hyperparameters are refitted when the data has grown by this fraction.
         iterations: L-BFGS-B iterations of a warm refit.
     """
 
     def __init__(self, space: Space, seed: int = 0, budget: int | None = None, n_init: int = 20, early: float = 0.6,
                  late: float = 0.15, split: float = 0.4, radius: float = 0.2, model: str = "gp", refit: float = 0.1,
-                 iterations: int = 30) -> None:
+                 iterations: int = 30, unjudged: Sequence[float] | None = None) -> None:
         super().__init__(space, seed, refit, iterations)
         self.budget = _HORIZON if budget is None else check_int("budget", budget, 1)
         self.n_init = min(check_int("n_init", n_init, 1), max(1, self.budget // 2))
@@ -103,6 +111,7 @@ class FailureModes(CarriedGP):
         self.split = check_number("split", split, 0.0, 1.0)
         self.radius = check_number("radius", radius, 0.0, 1.0, open_low=True)
         self.model = check_choice("model", model, MODELS)
+        self.unjudged = None if unjudged is None else _band(unjudged, self.dim)
 
     # ------------------------------------------------------------------ the step
 
@@ -195,7 +204,7 @@ class FailureModes(CarriedGP):
             members = failures[modes == mode]
             centres = members[rng.choice(len(members), min(_CENTRES, len(members)), replace=False)]
             C = around(self.cube, centres, rng, _PER_CENTRE)
-            C = C[[row.tobytes() not in seen for row in C]]
+            C = C[self._judged(C) & np.array([row.tobytes() not in seen for row in C])]
             if not len(C):
                 continue
             if model is None:
@@ -213,6 +222,13 @@ class FailureModes(CarriedGP):
                 best, best_value, best_mode = C[pick], value, mode
         return best, best_mode
 
+    def _judged(self, C: np.ndarray) -> np.ndarray:
+        """Per row of `C`, whether the target judges it (False inside the `unjudged` band)."""
+        if self.unjudged is None:
+            return np.ones(len(C), bool)
+        column, low, high = self.unjudged
+        return ~((C[:, column] > low) & (C[:, column] < high))
+
     def _empirical_yield(self, members: np.ndarray, X: np.ndarray, loss: np.ndarray) -> float:
         """The model-free ablation's yield of a mode: (failures + 1) / (points near it + 2), of the told `X`."""
         near = self._nearest(X, members) < self.radius
@@ -229,7 +245,7 @@ class FailureModes(CarriedGP):
         top = X[far][np.argsort(-loss[far], kind="stable")[:_TOP_PASSES]]
         C = np.concatenate([self.cube.uniform(rng, _UNIFORM), around(self.cube, top, rng, _PER_CENTRE, (0.1, 0.05))]) if len(top) \
             else self.cube.uniform(rng, _UNIFORM)
-        C = C[(self._nearest(C, avoid) >= self.radius) & np.array([row.tobytes() not in seen for row in C])]
+        C = C[self._judged(C) & (self._nearest(C, avoid) >= self.radius) & np.array([row.tobytes() not in seen for row in C])]
         if not len(C):
             return self._next_sobol(1)[0]
         draw = model.gp.posterior(torch.tensor(C)).rsample().reshape(-1).numpy()
@@ -240,8 +256,19 @@ class ModelFreeFailureModes(FailureModes):
     """`bo-modes` with its model replaced by a constant: the ablation the benchmark suite runs beside it."""
 
     def __init__(self, space: Space, seed: int = 0, budget: int | None = None, n_init: int = 20, early: float = 0.6,
-                 late: float = 0.15, split: float = 0.4, radius: float = 0.2) -> None:
-        super().__init__(space, seed, budget, n_init, early, late, split, radius, model="constant")
+                 late: float = 0.15, split: float = 0.4, radius: float = 0.2, unjudged: Sequence[float] | None = None) -> None:
+        super().__init__(space, seed, budget, n_init, early, late, split, radius, model="constant", unjudged=unjudged)
+
+
+def _band(unjudged: Sequence[float], dim: int) -> tuple[int, float, float]:
+    """A checked `(column, low, high)` band of the unit cube."""
+    if len(unjudged) != 3:
+        raise ParameterError(f"unjudged must be (column, low, high). Got {unjudged!r}.")
+    column = check_int("unjudged column", unjudged[0], 0, dim - 1)
+    low, high = (check_number(f"unjudged {name}", v, 0.0, 1.0) for name, v in (("low", unjudged[1]), ("high", unjudged[2])))
+    if low > high:
+        raise ParameterError(f"unjudged low ({low:g}) must not be above high ({high:g}).")
+    return column, low, high
 
 
 class _Model:

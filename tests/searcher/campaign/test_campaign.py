@@ -173,3 +173,41 @@ def test_a_moved_campaign_resumes_where_it_is(tmp_path):
     (tmp_path / "here").rename(tmp_path / "there")
     again = Campaign(**FAST, budget=8, out=str(tmp_path / "there")).run(progress=False, resume=True)
     assert len(again.trials) == 8
+
+
+@pytest.mark.parametrize("target, column", [("smile-cnn", "smile"), ("gender-cnn", "gender_presentation")])
+def test_the_band_a_classify_target_never_judges_is_found_in_the_cube(target, column):
+    """`unjudged_band`: a point of the prior cube just inside the band decodes to a truth within the
+    margin of the cut (excluded, never judged), one just outside to a truth beyond it; none when the
+    truth column is held fixed or the target detects."""
+    import generators
+    import targets
+    from searcher.campaign.loop import unjudged_band
+    from searcher.objective import Judge
+
+    gen = generators.load("faces")
+    judge = Judge.of(targets.load(target))
+
+    def band(fix: dict, j: Judge = judge):
+        space, held = search_space(gen.space, None, fix, "prior")
+        shown = {**gen.space.defaults(), **held}
+        return space, unjudged_band(j, space, shown, gen.generate([shown]).truth.to_dict("records")[0])
+
+    space, (start, low, high) = band({})
+    assert space.cube.columns[[c.name for c in space.cube.columns].index(column)].start == start
+    x = np.full((4, space.dim), 0.5)
+    x[:, start] = [low - 1e-4, low + 1e-4, high - 1e-4, high + 1e-4]
+    truth = np.array([p[column] for p in space.from_unit(x)])
+    assert (np.abs(truth - judge.cut) < judge.margin).tolist() == [False, True, True, False]
+    assert band({column: 0.9})[1] is None
+    assert band({}, Judge.of(targets.load("haar-face")))[1] is None
+
+
+def test_a_campaign_spends_nothing_where_its_target_judges_nothing(tmp_path):
+    """faces vs smile-cnn, bo-modes: after its Sobol start no evaluation is excluded as ambiguous
+    (smile within 0.1 of the cut, a quarter of the prior cube), where random search loses a share."""
+    out = {s: Campaign(generator="faces", target="smile-cnn", strategy=s, budget=48, batch=4, seed=1, out=str(tmp_path / s),
+                       strategy_options={"n_init": 8} if s == "bo-modes" else {}).run(progress=False) for s in ("bo-modes", "random")}
+    excluded = {s: load_campaign(tmp_path / s).trials.sort_values(["step", "idx"])["excluded"].notna().to_numpy() for s in out}
+    assert not excluded["bo-modes"][8:].any()
+    assert excluded["random"].sum() >= 5

@@ -73,7 +73,8 @@ def test_normal_scores_share_ties_and_keep_the_order():
 
 
 @pytest.mark.parametrize("options, match", [({"model": "linear"}, "'gp', 'constant'"), ({"early": 1.5}, "'early'"),
-                                            ({"radius": 0}, "'radius'")])
+                                            ({"radius": 0}, "'radius'"), ({"unjudged": (3, 0.2, 0.4)}, "unjudged column"),
+                                            ({"unjudged": (0, 0.6, 0.4)}, "must not be above"), ({"unjudged": (0, 0.2)}, "column, low, high")])
 def test_bad_options_are_named(options, match):
     with pytest.raises(ParameterError, match=match):
         make_strategy("bo-modes", CUBE3, **options)
@@ -110,3 +111,22 @@ def test_a_mode_never_spans_two_levels_of_a_category():
         modes = s._modes(Xa[failing], s._fit(Xa, loss) if name == "bo-modes" else None)
         level = Xa[failing, 1].astype(int)
         assert all(len(np.unique(level[modes == m])) == 1 for m in np.unique(modes)), (name, modes, level)
+
+
+@pytest.mark.parametrize("name", ["bo-modes", "bo-modes-nomodel"])
+def test_no_point_is_proposed_where_the_target_judges_nothing(name):
+    """A classify target excludes faces whose truth sits at its cut: told that band (x0 in 0.3-0.6,
+    where the planted boxes' failures also lie in part), the search proposes nothing inside it after
+    its Sobol start, and still finds failures outside it."""
+    band = (0, 0.3, 0.6)
+    inside = lambda X: (X[:, 0] > 0.3) & (X[:, 0] < 0.6)  # noqa: E731
+    loss = lambda X: np.where(inside(X), np.nan, PLANTED.loss(X, score=True))  # noqa: E731  (NaN: not judged)
+    s = make_strategy(name, CUBE3, seed=0, budget=120, unjudged=band)
+    X = run_on(s, loss, 30)
+    first = int(np.argmax(PLANTED.region_of(X) >= 0))
+    # the ablation explores with plain Sobol points: only its harvest keeps out
+    modelled = [i for i in range(max(20, first + 1), len(X)) if name == "bo-modes" or not s.explores(i)]
+    assert len(modelled) > 50 and not inside(X[modelled]).any()
+    assert PLANTED.failures_found(X) >= 10
+    unaware = run_on(make_strategy(name, CUBE3, seed=0, budget=120), loss, 30)
+    assert inside(unaware[20:]).sum() > 5  # without the band, points are spent there
