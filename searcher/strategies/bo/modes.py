@@ -10,7 +10,10 @@ per failure mode instead of one per restart):
    normal scores of the losses (`gp.fit_ranked_gp`). A continuous loss (a detector's confidence,
    `1 - p(true label)`) tells the model where failures are *near* before it sees one; a 0/1 loss is
    modelled the same way. `p_fail(x)` is the posterior probability that the score at `x` lies above
-   the threshold between the highest pass and the lowest failure.
+   the threshold between the highest pass and the lowest failure. A classifier judged against a
+   truth cut (an `unjudged` band given) is modelled on its evidence for the label above the cut,
+   which is smooth across the cut where its loss flips; `p_fail` then reads that evidence running
+   high below the cut and low above it.
 2. **Modes.** Failures form a graph: two are joined when they share every categorical level, one
    is among the other's nearest failures, and the model predicts failure all along the segment
    between them (at 1/4, 1/2 and 3/4). Its connected components are the failure modes, so a mode
@@ -46,7 +49,7 @@ beside the default (`bo-modes-nomodel`).
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import gpytorch
 import numpy as np
@@ -150,15 +153,29 @@ class FailureModes(CarriedGP):
     # ------------------------------------------------------------------ the model
 
     def _fit(self, X: np.ndarray, loss: np.ndarray) -> _Model:
-        z = normal_scores(loss)
+        sign = self._signs
+        y = loss if sign is None else np.where(sign(X) > 0, loss, 1.0 - loss)  # the target's evidence for the label above the cut
+        z = normal_scores(y)
         with torch.enable_grad(), gpytorch.settings.max_cholesky_size(CHOLESKY_LIMIT):  # ask() runs under no_grad
             gp = self._fit_carried(fit_ranked_gp, torch.tensor(X), torch.tensor(z))
-        failed = loss >= FAILURE
-        if failed.any() and (~failed).any():
-            threshold = 0.5 * (z[failed].min() + z[~failed].max())
-        else:  # no failure yet (or no pass): above (below) every score seen
-            threshold = float(norm.ppf(1 - 0.5 / len(z))) if not failed.any() else float(norm.ppf(0.5 / len(z)))
-        return _Model(gp, threshold)
+        high = y >= FAILURE
+        if high.any() and (~high).any():
+            threshold = 0.5 * (z[high].min() + z[~high].max())
+        else:  # every score on one side: beyond every score seen
+            threshold = float(norm.ppf(1 - 0.5 / len(z))) if not high.any() else float(norm.ppf(0.5 / len(z)))
+        return _Model(gp, threshold, sign)
+
+    @property
+    def _signs(self) -> Callable[[np.ndarray], np.ndarray] | None:
+        """With an `unjudged` band, the side of the cut of each point, as the sign that turns the
+        modelled score into a failure margin: +1 below the band (the truth is the first label, and
+        a failure is the target's evidence for the other label, `loss`, running high), -1 above it
+        (a failure is that same evidence, `1 - loss`, running low). The target's evidence for a label
+        is smooth across the cut where its loss is not: the loss flips at the cut."""
+        if self.unjudged is None:
+            return None
+        column, low, high = self.unjudged
+        return lambda X: np.where(X[:, column] >= 0.5 * (low + high), -1.0, 1.0)
 
     # ------------------------------------------------------------------ modes
 
@@ -249,7 +266,7 @@ class FailureModes(CarriedGP):
         if not len(C):
             return self._next_sobol(1)[0]
         draw = model.gp.posterior(torch.tensor(C)).rsample().reshape(-1).numpy()
-        return C[int(np.argmax(draw))]
+        return C[int(np.argmax(model.margin(C, draw)))]
 
 
 class ModelFreeFailureModes(FailureModes):
@@ -272,23 +289,30 @@ def _band(unjudged: Sequence[float], dim: int) -> tuple[int, float, float]:
 
 
 class _Model:
-    """The fitted GP and the score threshold between passes and failures."""
+    """The fitted GP, the score threshold between passes and failures, and (with a truth cut) the
+    sign per point that makes the score above the threshold a failure (`FailureModes._signs`)."""
 
-    def __init__(self, gp: SingleTaskGP, threshold: float) -> None:
-        self.gp, self.threshold = gp, threshold
+    def __init__(self, gp: SingleTaskGP, threshold: float, sign: Callable[[np.ndarray], np.ndarray] | None = None) -> None:
+        self.gp, self.threshold, self.sign = gp, threshold, sign
+
+    def margin(self, X: np.ndarray, score: np.ndarray) -> np.ndarray:
+        """How far `score` at the rows of `X` lies on the failing side (the score itself without a sign)."""
+        return score if self.sign is None else self.sign(X) * (score - self.threshold)
 
     def p_fail(self, X: np.ndarray) -> np.ndarray:
-        """Posterior probability that the score at each row of `X` is above the threshold."""
+        """Posterior probability that the score at each row of `X` is on the failing side of the threshold."""
         return np.exp(self.scores(X)[0])
 
     def scores(self, X: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Per row of `X`, log `p_fail` (which still ranks points where `p_fail` underflows to 0) and the posterior mean."""
+        """Per row of `X`, log `p_fail` (which still ranks points where `p_fail` underflows to 0) and the
+        posterior mean as a `margin`."""
         out, means = [], []
         for chunk in np.array_split(X, max(1, len(X) // 1024)):
             with torch.no_grad():
                 post = self.gp.posterior(torch.tensor(chunk))
             mean = post.mean.reshape(-1).numpy()
             sd = post.variance.reshape(-1).clamp_min(1e-12).sqrt().numpy()
-            out.append(norm.logsf((self.threshold - mean) / sd))
-            means.append(mean)
+            sign = 1.0 if self.sign is None else self.sign(chunk)
+            out.append(norm.logsf(sign * (self.threshold - mean) / sd))
+            means.append(self.margin(chunk, mean))
         return np.concatenate(out), np.concatenate(means)

@@ -6,6 +6,8 @@ from collections.abc import Callable
 
 import numpy as np
 import pytest
+import torch
+from sklearn.metrics import roc_auc_score
 
 from searcher.bench.cases import select_cases
 from searcher.errors import ParameterError
@@ -130,3 +132,24 @@ def test_no_point_is_proposed_where_the_target_judges_nothing(name):
     assert PLANTED.failures_found(X) >= 10
     unaware = run_on(make_strategy(name, CUBE3, seed=0, budget=120), loss, 30)
     assert inside(unaware[20:]).sum() > 5  # without the band, points are spent there
+
+
+def test_with_a_truth_cut_the_model_follows_the_targets_evidence_across_it():
+    """A classifier's loss flips at the truth's cut (1 - p(true label): p above it, 1 - p below),
+    while its evidence p for the label above the cut is smooth. Given the band the target never
+    judges (x0 in 0.4-0.6), the GP models that evidence on both sides, and its `p_fail` reads
+    failures on either side: high evidence below the cut, low evidence above it."""
+    space = Space([Continuous(f"x{i}", 0.0, 1.0) for i in range(6)])
+    evidence = lambda X: 1.0 / (1.0 + np.exp(-6.0 * (X[:, 1] + X[:, 2] - X[:, 3] - 0.5)))  # noqa: E731
+    loss = lambda X: np.where(X[:, 0] <= 0.4, evidence(X), 1.0 - evidence(X))  # noqa: E731
+    rng = np.random.default_rng(0)
+    X, H = (P[np.abs(P[:, 0] - 0.5) >= 0.1] for P in (rng.random((100, 6)), rng.random((2000, 6))))
+    s = make_strategy("bo-modes", space, seed=0, unjudged=(0, 0.4, 0.6))
+    s.tell(X, loss(X))
+    model = s._fit(*s.history.answered())
+    with torch.no_grad():
+        mean = model.gp.posterior(torch.tensor(H)).mean.reshape(-1).numpy()
+    for side in (H[:, 0] < 0.5, H[:, 0] > 0.5):
+        assert np.corrcoef(mean[side], evidence(H[side]))[0, 1] > 0.9  # the evidence, not the flipping loss
+        fails = loss(H[side]) >= FAILURE
+        assert roc_auc_score(fails, model.p_fail(H[side])) > 0.95
