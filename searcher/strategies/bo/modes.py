@@ -290,7 +290,7 @@ def _band(unjudged: Sequence[float], dim: int) -> tuple[int, float, float]:
 
 class _Model:
     """The fitted GP, the score threshold between passes and failures, and (with a truth cut) the
-    sign per point that makes the score above the threshold a failure (`FailureModes._signs`)."""
+    sign per point that says which side of the threshold fails there (`FailureModes._signs`)."""
 
     def __init__(self, gp: SingleTaskGP, threshold: float, sign: Callable[[np.ndarray], np.ndarray] | None = None) -> None:
         self.gp, self.threshold, self.sign = gp, threshold, sign
