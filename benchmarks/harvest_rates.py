@@ -48,7 +48,7 @@ def rates(root: Path, strategy: str = "bo-modes") -> pd.DataFrame:
     for run in sorted(root.glob(f"*/runs/{strategy}-s*")):
         result = load_campaign(run)
         role, failed = roles(result.trials, result.config)
-        row = {"case": run.parent.parent.name, "seed": int(run.name.rsplit("-s", 1)[1]), "failures": int(failed.sum())}
+        row = {"case": run.parent.parent.name, "seed": int(result.config["seed"]), "failures": int(failed.sum())}
         for r in ROLES:
             row[f"{r}_points"], row[f"{r}_failures"] = int((role == r).sum()), int(failed[role == r].sum())
         rows.append(row)

@@ -189,21 +189,15 @@ def unjudged_band(judge: Judge, space: Space, shown: Mapping[str, Any], truth: M
     start = next(c.start for c in space.cube.columns if c.name == column)
     base = np.full(space.dim, 0.5)  # the other coordinates do not move this one's decode
 
-    def value(u: float) -> float:
-        x = base.copy()
-        x[start] = u
-        return float(space.from_unit(x[None])[0][column])
-
-    def first_above(level: float, strict: bool) -> float:
-        """The least u whose value is above `level` (>= when not `strict`): the decode rises with u."""
+    def crossing(level: float) -> float:
+        """The coordinate where the decoded value reaches `level` (it rises with the coordinate), by bisection."""
         lo, hi = 0.0, 1.0
         for _ in range(50):
-            mid = 0.5 * (lo + hi)
-            above = value(mid) > level if strict else value(mid) >= level
-            lo, hi = (lo, mid) if above else (mid, hi)
+            base[start] = mid = 0.5 * (lo + hi)
+            lo, hi = (lo, mid) if space.from_unit(base[None])[0][column] >= level else (mid, hi)
         return hi
 
-    return start, first_above(judge.cut - judge.margin, strict=True), first_above(judge.cut + judge.margin, strict=False)
+    return start, crossing(judge.cut - judge.margin), crossing(judge.cut + judge.margin)
 
 
 def _check_cut(judge: Judge, space: Space) -> None:

@@ -45,8 +45,7 @@ def make_strategy(name: str, space: Space, seed: int = 0, budget: int | None = N
             peer's optional package is not installed.
         ParameterError: an option's value is out of range.
     """
-    if budget is not None and "budget" in STRATEGIES.options(name):
-        options["budget"] = budget
-    if unjudged is not None and "unjudged" in STRATEGIES.options(name):
-        options["unjudged"] = unjudged
+    for key, value in (("budget", budget), ("unjudged", unjudged)):  # what the campaign knows, to those that take it
+        if value is not None and key in STRATEGIES.options(name):
+            options[key] = value
     return STRATEGIES.load(name, space, seed=seed, **options)
