@@ -10,7 +10,7 @@ resumed after a pause counts the pause), and there is no time per ask (NaN).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -28,14 +28,16 @@ MODES = 16
 
 
 def run_campaigns(case: Case, strategies: Sequence[str], seeds: Sequence[int], budget: int, out: Path, parallel: int = 1,
-                  progress: bool = True) -> list[dict[str, Any]]:
+                  progress: bool = True, strategy_options: Mapping[str, Any] | None = None) -> list[dict[str, Any]]:
     """Runs (or resumes) the campaigns of `case` in `out/case.name` and returns one row per
-    strategy x seed, scored as the module docstring says."""
+    strategy x seed, scored as the module docstring says. `strategy_options` go to the strategies
+    that take them, as `compare` passes them."""
     o = case.options
     directory = Path(out) / case.name
     compare(directory, generator=o["generator"], target=o["target"], strategies=list(strategies), seeds=list(seeds), budget=budget,
             batch=BATCH, parallel=parallel, progress=progress, modes=MODES, loss=o["loss"], generator_options=dict(o["generator_options"]),
-            target_options=dict(o["target_options"]), truth_column=o["truth_column"], cut=o["cut"])
+            target_options=dict(o["target_options"]), truth_column=o["truth_column"], cut=o["cut"],
+            strategy_options=dict(strategy_options or {}))
     jobs = [(s, seed) for s in strategies for seed in seeds]
     runs = [load_campaign(directory / "runs" / f"{s}-s{seed}").trials for s, seed in jobs]
     rows = []

@@ -2,7 +2,7 @@
 `benchmarks/strategies_planted.py`), so its numbers measure the strategy and nothing else.
 
 The strategy is built over the landscape's space (`make_strategy(name, regions.space, seed=seed,
-budget=budget)`), asked for batches of `BATCH` points and told `regions.loss(X, score=case.score)`:
+budget=budget, **options)`), asked for batches of `BATCH` points and told `regions.loss(X, score=case.score)`:
 the 0/1 loss, or the detector's "score" loss where the case's target gives a confidence. Every
 random choice is seeded by the case's layout and the strategy's seed, so a run gives the same
 scores in any process.
@@ -11,7 +11,7 @@ scores in any process.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import numpy as np
@@ -40,12 +40,12 @@ def ask_tell(strategy: Strategy, loss: Callable[[np.ndarray], np.ndarray], budge
     return np.concatenate(asked), times
 
 
-def run_planted(case: Case, strategy: str, seed: int, budget: int) -> dict[str, Any]:
-    """`budget` evaluations of `strategy` (seeded `seed`) on the planted `case`: its row of runs.csv
-    (scores, the median seconds per ask and the run's seconds)."""
+def run_planted(case: Case, strategy: str, seed: int, budget: int, options: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """`budget` evaluations of `strategy` (seeded `seed`, built with `options`) on the planted `case`:
+    its row of runs.csv (scores, the median seconds per ask and the run's seconds)."""
     start = time.perf_counter()
     regions = case.regions()
-    s = make_strategy(strategy, regions.space, seed=seed, budget=budget)
+    s = make_strategy(strategy, regions.space, seed=seed, budget=budget, **dict(options or {}))
     X, times = ask_tell(s, lambda X: regions.loss(X, score=case.score), budget)
     again = repeated(X)
     labels = np.where(again, -1, regions.region_of(X))  # a repeat finds nothing new

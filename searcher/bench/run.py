@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import logging
 import multiprocessing
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -21,10 +21,11 @@ from typing import Any
 
 import pandas as pd
 
+from searcher.analysis.compare import strategy_options as strategy_options_of
 from searcher.bench.campaigns import run_campaigns
 from searcher.bench.cases import Case, select_cases
 from searcher.bench.planted import run_planted
-from searcher.bench.store import KEY, append_run, done_keys, read_runs
+from searcher.bench.store import KEY, append_run, claim_options, done_keys, read_runs
 from searcher.bench.table import markdown, summarise
 from searcher.errors import ParameterError, PluginError
 from searcher.figures.bench import plot_suite
@@ -94,17 +95,18 @@ def _seeds(seeds: int | Sequence[int]) -> list[int]:
     return out
 
 
-def _run_planted(todo: list[tuple[Case, str, int]], budget: int, jobs: int, runs_csv: Path, bar: Any) -> None:
-    """Runs the planted runs `todo`, appending each row the moment it is done."""
+def _run_planted(todo: list[tuple[Case, str, int]], budget: int, jobs: int, runs_csv: Path, bar: Any,
+                 options: Mapping[str, Mapping[str, Any]]) -> None:
+    """Runs the planted runs `todo` (each strategy built with its `options`), appending each row the moment it is done."""
     if jobs == 1 or len(todo) <= 1:
         for case, strategy, seed in todo:
             bar.set_postfix_str(f"{case.name} {strategy} s{seed}")
-            append_run(runs_csv, run_planted(case, strategy, seed, budget))
+            append_run(runs_csv, run_planted(case, strategy, seed, budget, options[strategy]))
             bar.update()
         return
     pool = ProcessPoolExecutor(max_workers=min(jobs, len(todo)), mp_context=multiprocessing.get_context("spawn"))
     try:
-        pending = {pool.submit(run_planted, case, strategy, seed, budget) for case, strategy, seed in todo}
+        pending = {pool.submit(run_planted, case, strategy, seed, budget, options[strategy]) for case, strategy, seed in todo}
         while pending:
             finished, pending = wait(pending, return_when=FIRST_COMPLETED)
             for future in finished:
@@ -128,7 +130,8 @@ class _NoBar:
 
 
 def bench(out: str | Path = "runs/bench", cases: Sequence[str | Case] | str | None = None, strategies: Sequence[str] = DEFAULT_STRATEGIES,
-          seeds: int | Sequence[int] = 5, budget: int = 400, jobs: int = 1, progress: bool = True, under: str = "bo") -> SuiteResult:
+          seeds: int | Sequence[int] = 5, budget: int = 400, jobs: int = 1, progress: bool = True, under: str = "bo",
+          strategy_options: Mapping[str, Any] | None = None) -> SuiteResult:
     """Runs (or resumes) the benchmark suite and writes `out/runs.csv`, `suite.csv`, `suite.md` and `suite.png`.
 
     Args:
@@ -140,20 +143,29 @@ def bench(out: str | Path = "runs/bench", cases: Sequence[str | Case] | str | No
         jobs: planted runs at once in a process pool, and campaigns at once on Ray.
         progress: a bar over the planted runs, and `compare`'s bars over campaigns.
         under: the strategy the two checks of suite.md are about.
+        strategy_options: options for the strategies that take them (`{"late": 0.05}` goes to
+            bo-modes and its ablation, not to random), as `compare` passes them: a variant of a
+            strategy scored on the whole suite. A folder keeps the options its runs were made
+            with (`options.json`); a call with other options is an error, not a mix.
 
     Returns:
         The `SuiteResult`; `summary()` is suite.md.
 
     Raises:
-        ParameterError: an unknown case or strategy (the valid ones are listed), or a bad count.
+        ParameterError: an unknown case or strategy (the valid ones are listed), a bad count, an
+            option no strategy takes (each one's options are listed), or options other than
+            those of the runs already in `out`.
     """
     chosen = select_cases(cases)
     budget = check_int("budget", budget, 1, owner="bench")
     jobs = check_int("jobs", jobs, 1, owner="bench")
     seed_list = _seeds(seeds)
     names, skipped = _strategies(strategies, budget)
+    asked = dict(strategy_options or {})
+    options = strategy_options_of(names, asked)
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
+    claim_options(out, asked)
     runs_csv = out / "runs.csv"
     done = done_keys(runs_csv)
 
@@ -171,13 +183,13 @@ def bench(out: str | Path = "runs/bench", cases: Sequence[str | Case] | str | No
     else:
         bar = _NoBar()
     try:
-        _run_planted(todo, budget, jobs, runs_csv, bar)
+        _run_planted(todo, budget, jobs, runs_csv, bar, options)
     finally:
         bar.close()
     for case in chosen:
         if case.kind == "campaign" and missing(case):
             keys = set(missing(case))
-            for row in run_campaigns(case, names, seed_list, budget, out, parallel=jobs, progress=progress):
+            for row in run_campaigns(case, names, seed_list, budget, out, parallel=jobs, progress=progress, strategy_options=asked):
                 if (row["strategy"], row["seed"]) in keys:
                     append_run(runs_csv, row)
 
@@ -186,7 +198,7 @@ def bench(out: str | Path = "runs/bench", cases: Sequence[str | Case] | str | No
                 & (runs["budget"] == budget)].reset_index(drop=True)
     table = summarise(runs, chosen, names)
     table.to_csv(out / "suite.csv", index=False)
-    text = markdown(table, chosen, names, under, budget, len(seed_list), float(runs["seconds"].astype(float).sum()))
+    text = markdown(table, chosen, names, under, budget, len(seed_list), float(runs["seconds"].astype(float).sum()), asked)
     (out / "suite.md").write_text(text)
     plot_suite(table, out / "suite.png", under=under, tuned=[c.name for c in chosen if c.tuned])
     return SuiteResult(out, runs.sort_values(list(KEY)).reset_index(drop=True), table, text, skipped)

@@ -1,17 +1,21 @@
 """`OUT/runs.csv`: every finished run of the suite, one row per case x strategy x seed x budget,
 appended (and flushed) the moment the run ends, so an interrupted suite loses at most the runs in
-flight and the same call again skips every run already there."""
+flight and the same call again skips every run already there. `OUT/options.json` holds the
+strategy options the runs were made with: a run is only reused by a call that asks for the same."""
 
 from __future__ import annotations
 
 import csv
+import json
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
-__all__ = ["COLUMNS", "KEY", "append_run", "done_keys", "read_runs"]
+from searcher.errors import ParameterError
+
+__all__ = ["COLUMNS", "KEY", "append_run", "claim_options", "done_keys", "read_runs", "show_options"]
 
 COLUMNS = ("case", "kind", "strategy", "seed", "budget", "evaluations", "failures", "repeats", "breadth", "of", "effective_breadth",
            "first_failure", "counts", "median_ask_s", "seconds")
@@ -42,3 +46,28 @@ def append_run(path: Path, row: Mapping[str, Any]) -> None:
             writer.writeheader()
         writer.writerow({k: ("" if row.get(k) is None else row.get(k)) for k in COLUMNS})
         f.flush()
+
+
+def claim_options(out: Path, options: Mapping[str, Any]) -> None:
+    """Records the strategy `options` of the suite in `out` (`options.json`), or checks that they are
+    those its stored runs were made with: runs of `bo-modes` with `late=0.05` are not runs of
+    `bo-modes`, and resuming one as the other would mix them in one row. A folder without the
+    file, or with no runs yet, was made with no options.
+
+    Raises:
+        ParameterError: naming both sets of options, when they differ.
+    """
+    path = Path(out) / "options.json"
+    asked = {str(k): options[k] for k in sorted(options)}
+    stored = json.loads(path.read_text()) if path.exists() else {}
+    if stored != asked and done_keys(Path(out) / "runs.csv"):
+        raise ParameterError(f"The runs in {out} were made with strategy options {show_options(stored)}; this call asks for "
+                             f"{show_options(asked)}. "
+                             f"Give another --out for runs with other options.")
+    if asked or path.exists():
+        path.write_text(json.dumps(asked, indent=1) + "\n")
+
+
+def show_options(options: Mapping[str, Any]) -> str:
+    """`late=0.05, split=0.25`, or "none"."""
+    return ", ".join(f"{k}={v}" for k, v in options.items()) or "none"

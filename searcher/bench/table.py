@@ -11,12 +11,13 @@ The checks, per case, on means over seeds:
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import pandas as pd
 
 from searcher.bench.cases import Case
+from searcher.bench.store import show_options
 
 __all__ = ["BREADTH_SHARE", "PEERS", "YIELD_SHARE", "checks", "markdown", "summarise"]
 
@@ -94,15 +95,17 @@ def _duration(seconds: float) -> str:
 
 
 def markdown(suite: pd.DataFrame, cases: Sequence[Case], strategies: Sequence[str], under: str, budget: int, seeds: int,
-             seconds: float) -> str:
-    """suite.md: a title, a key, the table, and the line counting the cases `under` passes."""
+             seconds: float, options: Mapping[str, Any] | None = None) -> str:
+    """suite.md: a title, a key (with the strategy `options` the runs were made with), the table,
+    and the line counting the cases `under` passes."""
     ran = [s for s in strategies if s in set(suite["strategy"])]
     head = ["case", "landscape", *ran, f"{under}: failures >= {YIELD_SHARE:.0%} of best peer",
             f"{under}: breadth >= {BREADTH_SHARE:.0%} of broadest"]
     lines = [f"# Benchmark suite: {_count(len(cases), 'case')}, {budget} evaluations per run, {_count(seeds, 'seed')}", "",
              "Each cell: failures / breadth / effective breadth, means over seeds. Failures are distinct failing points; breadth is "
              "the planted regions (of k) or failure modes (of 16) hit; effective breadth is exp(entropy) of the failures over them "
-             "(1 for one region, 0 for none). `*`: the defaults were tuned on this case.", "",
+             "(1 for one region, 0 for none). `*`: the defaults were tuned on this case."
+             + (f" Strategy options: {show_options(options)} (each to the strategies that take it)." if options else ""), "",
              "| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     counts = {"yield": [0, 0], "breadth": [0, 0], "both": [0, 0], "untuned": [0, 0]}
     for case in cases:

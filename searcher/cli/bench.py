@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from searcher.cli.args import seed_list
+from searcher.cli.args import assignments, seed_list
 
 HELP = "score search strategies together on the benchmark suite (planted landscapes and face campaigns)"
 DESCRIPTION = ("Runs every case x strategy x seed of the suite (or the --cases given) and writes OUT/runs.csv (one row per run, "
@@ -25,6 +25,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--seeds", default="5", help="a count (5 -> seeds 0..4) or a comma-separated list (default: 5)")
     p.add_argument("--budget", type=int, default=400, help="evaluations per run, in batches of 4 (default: 400)")
     p.add_argument("--jobs", type=int, default=1, help="planted runs at once in processes, campaigns at once on Ray (default: 1)")
+    p.add_argument("--strategy-option", action="append", default=[], metavar="KEY=VALUE",
+                   help="an option for the strategies that take it (repeatable), e.g. late=0.05 for bo-modes and its ablation: a "
+                        "variant scored on the suite; give it its own --out")
     p.add_argument("--under", default="bo", help="the strategy suite.md checks (default: bo)")
     p.add_argument("--out", default="runs/bench", help="output directory (default: runs/bench)")
     p.add_argument("--list", action="store_true", help="print the cases with their options and whether the defaults were tuned on them")
@@ -43,7 +46,8 @@ def run(args: argparse.Namespace) -> int:
         return 0
     strategies = [s.strip() for s in args.strategies.split(",") if s.strip()] if args.strategies else DEFAULT_STRATEGIES
     result = bench(args.out, cases=cases, strategies=strategies, seeds=seed_list(args.seeds), budget=args.budget, jobs=args.jobs,
-                   progress=not args.no_progress, under=args.under)
+                   progress=not args.no_progress, under=args.under,
+                   strategy_options=assignments(args.strategy_option, "--strategy-option"))
     print(result.summary())
     print(f"written: {args.out}/runs.csv, suite.csv, suite.md, suite.png")
     return 0

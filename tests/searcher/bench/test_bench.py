@@ -8,6 +8,7 @@ import pytest
 import searcher
 from searcher.bench import Case, bench
 from searcher.bench import run as bench_run
+from searcher.campaign import load_campaign
 from searcher.cli import main
 from searcher.errors import ParameterError, PluginError
 
@@ -56,11 +57,11 @@ def test_a_second_call_runs_nothing_again(tmp_path, monkeypatch):
 def test_an_interrupted_suite_keeps_the_runs_it_finished(tmp_path, monkeypatch):
     real, calls = bench_run.run_planted, []
 
-    def interrupted(case, strategy, seed, budget):
+    def interrupted(case, strategy, seed, budget, options):
         calls.append(seed)
         if len(calls) == 2:
             raise KeyboardInterrupt
-        return real(case, strategy, seed, budget)
+        return real(case, strategy, seed, budget, options)
 
     monkeypatch.setattr(bench_run, "run_planted", interrupted)
     with pytest.raises(KeyboardInterrupt):
@@ -92,12 +93,41 @@ def test_checks_of_the_strategy_under_test(tmp_path):
 
 def test_a_campaign_case_runs_through_compare(tmp_path):
     case = Case.campaign("planted-campaign", "planted", "planted", target_options={"score": True})
-    result = bench(tmp_path, cases=[case], strategies=["random", "sobol"], seeds=1, budget=16, progress=False)
+    result = bench(tmp_path, cases=[case], strategies=["random", "cmaes"], seeds=1, budget=16, progress=False,
+                   strategy_options={"sigma": 0.05})
     runs = _rows(tmp_path)
     assert len(runs) == 2 and (runs["kind"] == "campaign").all() and (runs["of"] == 16).all()
     assert (tmp_path / "planted-campaign" / "runs" / "random-s0" / "campaign.sqlite").is_file()
     assert (runs["seconds"] >= 0).all() and runs["median_ask_s"].isna().all()
     assert len(result.table) == 2
+    stored = {s: load_campaign(tmp_path / "planted-campaign" / "runs" / f"{s}-s0").config["strategy_options"] for s in ("random", "cmaes")}
+    assert stored == {"random": {}, "cmaes": {"sigma": 0.05}}  # each campaign got the options its strategy takes
+
+
+def test_strategy_options_make_a_variant_of_a_strategy(tmp_path):
+    """An option goes to the strategies that take it, in this process and in the pool's, and suite.md says so."""
+    plain = bench(tmp_path / "plain", cases=CASES[:1], strategies=["random", "cmaes"], seeds=1, budget=40, progress=False)
+    narrow = bench(tmp_path / "narrow", cases=CASES[:1], strategies=["random", "cmaes"], seeds=1, budget=40, progress=False,
+                   strategy_options={"sigma": 0.02})
+    a, b = (r.runs.set_index("strategy")[SCORES[5:]] for r in (plain, narrow))
+    assert a.loc["random"].equals(b.loc["random"])  # random takes no sigma: the same run
+    assert not a.loc["cmaes"].equals(b.loc["cmaes"])  # a CMA-ES with a narrower start searches elsewhere
+    assert "Strategy options: sigma=0.02" in narrow.markdown and "Strategy options" not in plain.markdown
+    pooled = bench(tmp_path / "pooled", cases=CASES[:1], strategies=["random", "cmaes"], seeds=1, budget=40, jobs=2, progress=False,
+                   strategy_options={"sigma": 0.02})
+    pd.testing.assert_frame_equal(pooled.runs[SCORES], narrow.runs[SCORES])
+
+
+def test_runs_made_with_other_options_are_not_resumed(tmp_path, monkeypatch):
+    bench(tmp_path, cases=CASES[:1], strategies=["cmaes"], seeds=1, budget=16, progress=False, strategy_options={"sigma": 0.02})
+    before = (tmp_path / "runs.csv").read_text()
+    monkeypatch.setattr(bench_run, "run_planted", lambda *a: pytest.fail("a run started"))
+    for options, asked in ((None, "none"), ({"sigma": 0.1}, "sigma=0.1")):
+        with pytest.raises(ParameterError, match=f"made with strategy options sigma=0.02; this call asks for {asked}. Give another --out"):
+            bench(tmp_path, cases=CASES[:1], strategies=["cmaes"], seeds=1, budget=16, progress=False, strategy_options=options)
+    assert (tmp_path / "runs.csv").read_text() == before
+    again = bench(tmp_path, cases=CASES[:1], strategies=["cmaes"], seeds=1, budget=16, progress=False, strategy_options={"sigma": 0.02})
+    assert len(again.runs) == 1  # the same options: resumed, nothing run
 
 
 @pytest.mark.parametrize("options, error, match", [
@@ -107,6 +137,7 @@ def test_a_campaign_case_runs_through_compare(tmp_path):
     ({"seeds": 0}, ParameterError, "'seeds' option of bench must be an integer >= 1"),
     ({"budget": 0}, ParameterError, "'budget' option of bench must be an integer >= 1"),
     ({"jobs": 0}, ParameterError, "'jobs' option of bench must be an integer >= 1"),
+    ({"strategy_options": {"sigmaa": 0.1}}, ParameterError, "takes the strategy option 'sigmaa'. Their options: random: none"),
 ])
 def test_bad_options_fail_before_anything_runs(tmp_path, options, error, match):
     with pytest.raises(error, match=match):
@@ -151,6 +182,9 @@ def test_cli_bench_end_to_end(tmp_path, capsys):
     assert len(_rows(tmp_path)) == 8 and (tmp_path / "suite.png").is_file()
     assert main([*argv[:2], "nope", *argv[3:]]) == 2
     assert "Unknown case(s) ['nope']" in capsys.readouterr().err
+    variant = [*argv[:4], "random,cmaes", *argv[5:-2], str(tmp_path / "variant"), "--no-progress", "--strategy-option", "sigma=0.02"]
+    assert main(variant) == 0 and "Strategy options: sigma=0.02" in capsys.readouterr().out
+    assert main([*variant[:-1], "sigma"]) == 2 and "--strategy-option expects NAME=VALUE, got 'sigma'" in capsys.readouterr().err
 
 
 def test_cli_lists_the_cases(capsys):
