@@ -4,6 +4,7 @@ exploring points (new failure modes) and the harvesting points (inside the modes
     python benchmarks/suite.py --cases faces-smile-cnn,faces-dlib-hog --strategies random,bo-modes,tpe --seeds 3 --jobs 2 --under bo-modes --out runs/bench
     python benchmarks/harvest_rates.py runs/bench                      # every bo-modes campaign under it
     python benchmarks/harvest_rates.py runs/bench --strategy bo-modes-nomodel
+    python benchmarks/harvest_rates.py --planted planted --seeds 5   # planted cases, run again by ask/tell (runs.csv keeps no points)
 
 Why: a run's failures are `sobol + explore x rate + harvest x rate`, and the suite's failures check
 asks for 80% of the best peer's. Where `bo-modes` misses it, this says whether the exploring points
@@ -12,18 +13,27 @@ own schedule (`FailureModes.explores`, rebuilt from the campaign's budget and op
 `n_init` points are Sobol, and until the first failure every point explores, as there is no mode to
 harvest. (A harvesting point that found no new candidate in any mode explores instead; the stored
 campaign does not say when, so it is counted as harvest.) Audit points are left out.
+
+Planted cases store no points, so `--planted` runs them again (deterministic: the suite's runs,
+point for point) and adds what the truth knows: the share of the failures in the region harvested
+most (1/k is even), and how many of the regions hit were first hit by an exploring point.
 """
 
 from __future__ import annotations
 
 import argparse
+from functools import partial
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
+from searcher.bench import select_cases
+from searcher.bench.planted import ask_tell
 from searcher.campaign import load_campaign
+from searcher.cli.args import assignments, seed_list
 from searcher.space import Continuous, Space
+from searcher.strategies import make_strategy
 from searcher.strategies.bo import FailureModes
 
 ROLES = ("sobol", "explore", "harvest")
@@ -34,12 +44,39 @@ def roles(trials: pd.DataFrame, config: dict) -> tuple[np.ndarray, np.ndarray]:
     """(role per searched point, failed per searched point), in the order the strategy asked them."""
     searched = trials[trials["source"] != "audit"].sort_values(["step", "idx"])
     failed = searched["failure"].to_numpy(bool)
-    options = {k: v for k, v in (config.get("strategy_options") or {}).items() if k in SCHEDULE}
-    schedule = FailureModes(Space([Continuous("x", 0.0, 1.0)]), budget=int(config["budget"]), **options)
+    return schedule_roles(failed, int(config["budget"]), config.get("strategy_options") or {}), failed
+
+
+def schedule_roles(failed: np.ndarray, budget: int, options: dict) -> np.ndarray:
+    """The role of each point of a run of `budget` with these strategy options (module docstring)."""
+    schedule = FailureModes(Space([Continuous("x", 0.0, 1.0)]), budget=budget, **{k: v for k, v in options.items() if k in SCHEDULE})
     first = int(np.argmax(failed)) if failed.any() else len(failed)
-    role = np.array(["sobol" if i < schedule.n_init else "explore" if i <= first or schedule.explores(i) else "harvest"
+    return np.array(["sobol" if i < schedule.n_init else "explore" if i <= first or schedule.explores(i) else "harvest"
                      for i in range(len(failed))])
-    return role, failed
+
+
+def planted_rates(cases: str, seeds: list[int], strategy: str = "bo-modes", options: dict | None = None, budget: int = 400) -> pd.DataFrame:
+    """`rates` for planted cases, each run again by ask/tell, with the largest region's share of the
+    failures and the regions first hit by an exploring point."""
+    rows = []
+    for case in select_cases(cases):
+        if case.kind != "planted":
+            continue
+        regions = case.regions()
+        for seed in seeds:
+            X, _ = ask_tell(make_strategy(strategy, regions.space, seed=seed, budget=budget, **(options or {})),
+                            partial(regions.loss, score=case.score), budget)
+            region = regions.region_of(X)
+            failed = region >= 0
+            role = schedule_roles(failed, budget, options or {})
+            hit, first = np.unique(region[failed], return_index=True)
+            row = {"case": case.name, "seed": seed, "failures": int(failed.sum()), "regions": len(hit),
+                   "largest_share": float(np.bincount(region[failed]).max() / failed.sum()) if failed.any() else float("nan"),
+                   "found_exploring": int((role[np.flatnonzero(failed)[first]] == "explore").sum())}
+            for r in ROLES:
+                row[f"{r}_points"], row[f"{r}_failures"] = int((role == r).sum()), int(failed[role == r].sum())
+            rows.append(row)
+    return pd.DataFrame(rows)
 
 
 def rates(root: Path, strategy: str = "bo-modes") -> pd.DataFrame:
@@ -68,15 +105,29 @@ def summary(df: pd.DataFrame) -> str:
             span = f"{rate.min():.2f}-{rate.max():.2f}" if len(g) > 1 else f"{rate.iloc[0]:.2f}"
             cells.append(f"{g[f'{r}_failures'].sum() / max(1, g[f'{r}_points'].sum()):.2f} [{span}] ({g[f'{r}_points'].mean():.0f})")
         lines.append(f"| {case} | {len(g)} | {g['failures'].mean():.1f} | " + " | ".join(cells) + " |")
+    if "regions" in df:
+        lines[0] += " regions hit (first hit exploring) | largest region's share of failures |"
+        lines[1] += "---|---|"
+        for i, (_, g) in enumerate(df.groupby("case", sort=False)):
+            lines[2 + i] += f" {g['regions'].mean():.1f} ({g['found_exploring'].mean():.1f}) | {g['largest_share'].mean():.2f} |"
     return "\n".join(lines)
 
 
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("root", type=Path, help="a suite's --out folder (or any folder of CASE/runs/STRATEGY-sSEED campaigns)")
+    ap.add_argument("root", type=Path, nargs="?", help="a suite's --out folder (or any folder of CASE/runs/STRATEGY-sSEED campaigns)")
     ap.add_argument("--strategy", default="bo-modes", help="bo-modes or bo-modes-nomodel (default: bo-modes)")
+    ap.add_argument("--planted", help="planted cases (names, or planted for all) to run again instead of reading campaigns")
+    ap.add_argument("--seeds", default="5", help="with --planted: a count or a comma-separated list (default: 5)")
+    ap.add_argument("--strategy-option", action="append", default=[], metavar="KEY=VALUE", help="with --planted: the strategy's options")
     args = ap.parse_args(argv)
-    print(summary(rates(args.root, args.strategy)))
+    if (args.root is None) == (args.planted is None):
+        ap.error("give a folder of campaigns or --planted CASES, one of the two")
+    if args.planted:
+        df = planted_rates(args.planted, seed_list(args.seeds), args.strategy, assignments(args.strategy_option, "--strategy-option"))
+    else:
+        df = rates(args.root, args.strategy)
+    print(summary(df))
     print("\nEach cell: the role's failure rate over all seeds, [its range over seeds], (its points per run).")
 
 
