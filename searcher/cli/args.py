@@ -47,10 +47,13 @@ def number_list(text: str, kind: type, flag: str) -> list:
 
 
 def seed_list(text: str, flag: str = "--seeds") -> list[int]:
-    """A count (`"3"` -> seeds 0, 1, 2) or a comma-separated list of seeds (`"0,4"`)."""
+    """A count (`"3"` -> seeds 0, 1, 2) or a comma-separated list of seeds (`"0,4"`; `"3,"` is seed 3 alone)."""
     from searcher.validation import check_int
 
     if text.strip().isdigit():
+        if int(text) == 0:
+            raise ParameterError(f"{flag} must be an integer >= 1. Got 0 instead. A number alone is a count of seeds (3: seeds 0, 1, 2); "
+                                 f"for seed 0 alone write {flag} 0, (a trailing comma makes it a list).")
         return list(range(check_int(flag, int(text), 1)))
     return number_list(text, int, flag)
 

@@ -22,7 +22,7 @@ def resume_hint(args: argparse.Namespace) -> str:
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--cases", help="comma-separated case names, or planted / campaign for every case of that kind (default: the whole suite; see --list)")
     p.add_argument("--strategies", help="comma-separated (default: random,bo,bo-modes,bo-modes-nomodel,tpe,cmaes,ax,cmame, those available)")
-    p.add_argument("--seeds", default="5", help="a count (5 -> seeds 0..4) or a comma-separated list (default: 5)")
+    p.add_argument("--seeds", default="5", help="a count (5 -> seeds 0..4) or a comma-separated list (3, -> seed 3 alone) (default: 5)")
     p.add_argument("--budget", type=int, default=400, help="evaluations per run, in batches of 4 (default: 400)")
     p.add_argument("--jobs", type=int, default=1, help="planted runs at once in processes, campaigns at once on Ray (default: 1)")
     p.add_argument("--strategy-option", action="append", default=[], metavar="KEY=VALUE",

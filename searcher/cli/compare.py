@@ -19,7 +19,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--generator", default="faces", help="generator name (default: faces)")
     p.add_argument("--target", default="dlib-cnn", help="target name (default: dlib-cnn)")
     p.add_argument("--strategies", default="random,bo", help="comma-separated (default: random,bo)")
-    p.add_argument("--seeds", default="5", help="a count (5 -> seeds 0..4) or a comma-separated list (default: 5)")
+    p.add_argument("--seeds", default="5", help="a count (5 -> seeds 0..4) or a comma-separated list (3, -> seed 3 alone) (default: 5)")
     p.add_argument("--alphas", help="comma-separated alpha values for bo (default: its own, 0.6)")
     p.add_argument("--budget", type=int, default=400, help="evaluations per campaign (default: 400)")
     p.add_argument("--batch", type=int, default=4, help="points proposed and evaluated together (default: 4)")

@@ -23,7 +23,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--target", default="gender-cnn", help="a trainable target: gender-cnn (default) or smile-cnn")
     p.add_argument("--hard", metavar="DIR", help="a campaign or comparison whose failures are added (default: search the target, in OUT/search)")
     p.add_argument("-n", type=int, default=500, help="images each added arm adds, fewer if the search found fewer (default: 500)")
-    p.add_argument("--seeds", default="3", help="a count (3 -> seeds 0..2) or a comma-separated list (default: 3)")
+    p.add_argument("--seeds", default="3", help="a count (3 -> seeds 0..2) or a comma-separated list (3, -> seed 3 alone) (default: 3)")
     p.add_argument("--arms", default="base,hard,random,spread,balanced", help="comma-separated subset (default: all five)")
     p.add_argument("--budget", type=int, default=1000, help="evaluations of the search, without --hard (default: 1000)")
     p.add_argument("--strategy", default="bo", help="strategy of the search, without --hard (default: bo)")
