@@ -70,13 +70,18 @@ def planted_rates(cases: str, seeds: list[int], strategy: str = "bo-modes", opti
             failed = region >= 0
             role = schedule_roles(failed, budget, options or {})
             hit, first = np.unique(region[failed], return_index=True)
-            row = {"case": case.name, "seed": seed, "failures": int(failed.sum()), "regions": len(hit),
-                   "largest_share": float(np.bincount(region[failed]).max() / failed.sum()) if failed.any() else float("nan"),
-                   "found_exploring": int((role[np.flatnonzero(failed)[first]] == "explore").sum())}
-            for r in ROLES:
-                row[f"{r}_points"], row[f"{r}_failures"] = int((role == r).sum()), int(failed[role == r].sum())
-            rows.append(row)
+            rows.append({"case": case.name, "seed": seed, **_counts(role, failed), "regions": len(hit),
+                         "largest_share": float(np.bincount(region[failed]).max() / failed.sum()) if failed.any() else float("nan"),
+                         "found_exploring": int((role[np.flatnonzero(failed)[first]] == "explore").sum())})
     return pd.DataFrame(rows)
+
+
+def _counts(role: np.ndarray, failed: np.ndarray) -> dict[str, int]:
+    """A run's failures, and its points and failures per role."""
+    out = {"failures": int(failed.sum())}
+    for r in ROLES:
+        out[f"{r}_points"], out[f"{r}_failures"] = int((role == r).sum()), int(failed[role == r].sum())
+    return out
 
 
 def rates(root: Path, strategy: str = "bo-modes") -> pd.DataFrame:
@@ -85,10 +90,7 @@ def rates(root: Path, strategy: str = "bo-modes") -> pd.DataFrame:
     for run in sorted(root.glob(f"*/runs/{strategy}-s*")):
         result = load_campaign(run)
         role, failed = roles(result.trials, result.config)
-        row = {"case": run.parent.parent.name, "seed": int(result.config["seed"]), "failures": int(failed.sum())}
-        for r in ROLES:
-            row[f"{r}_points"], row[f"{r}_failures"] = int((role == r).sum()), int(failed[role == r].sum())
-        rows.append(row)
+        rows.append({"case": run.parent.parent.name, "seed": int(result.config["seed"]), **_counts(role, failed)})
     if not rows:
         raise SystemExit(f"No {strategy} campaign under {root} (expected {root}/CASE/runs/{strategy}-sSEED).")
     return pd.DataFrame(rows)
@@ -96,20 +98,18 @@ def rates(root: Path, strategy: str = "bo-modes") -> pd.DataFrame:
 
 def summary(df: pd.DataFrame) -> str:
     """A markdown table per case: mean failures, and each role's failure rate (min-max over seeds)."""
-    lines = ["| case | seeds | failures | " + " | ".join(f"{r}: failure rate (points)" for r in ROLES) + " |",
-             "|---|---|---|" + "---|" * len(ROLES)]
+    planted = "regions" in df  # what the truth of a planted case adds
+    heads = [f"{r}: failure rate (points)" for r in ROLES] + (["regions hit (first hit exploring)", "largest region's share of failures"] if planted else [])
+    lines = ["| case | seeds | failures | " + " | ".join(heads) + " |", "|---|---|---|" + "---|" * len(heads)]
     for case, g in df.groupby("case", sort=False):
         cells = []
         for r in ROLES:
             rate = g[f"{r}_failures"] / g[f"{r}_points"].where(g[f"{r}_points"] > 0)
             span = f"{rate.min():.2f}-{rate.max():.2f}" if len(g) > 1 else f"{rate.iloc[0]:.2f}"
             cells.append(f"{g[f'{r}_failures'].sum() / max(1, g[f'{r}_points'].sum()):.2f} [{span}] ({g[f'{r}_points'].mean():.0f})")
+        if planted:
+            cells += [f"{g['regions'].mean():.1f} ({g['found_exploring'].mean():.1f})", f"{g['largest_share'].mean():.2f}"]
         lines.append(f"| {case} | {len(g)} | {g['failures'].mean():.1f} | " + " | ".join(cells) + " |")
-    if "regions" in df:
-        lines[0] += " regions hit (first hit exploring) | largest region's share of failures |"
-        lines[1] += "---|---|"
-        for i, (_, g) in enumerate(df.groupby("case", sort=False)):
-            lines[2 + i] += f" {g['regions'].mean():.1f} ({g['found_exploring'].mean():.1f}) | {g['largest_share'].mean():.2f} |"
     return "\n".join(lines)
 
 

@@ -165,9 +165,9 @@ def bench(out: str | Path = "runs/bench", cases: Sequence[str | Case] | str | No
     options = strategy_options_of(names, asked)
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
-    claim_options(out, asked)
     runs_csv = out / "runs.csv"
     done = done_keys(runs_csv)
+    claim_options(out, asked, has_runs=bool(done))
 
     def missing(case: Case) -> list[tuple[str, int]]:
         return [(s, seed) for s in names for seed in seed_list if (case.name, s, seed, budget) not in done]

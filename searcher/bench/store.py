@@ -48,11 +48,11 @@ def append_run(path: Path, row: Mapping[str, Any]) -> None:
         f.flush()
 
 
-def claim_options(out: Path, options: Mapping[str, Any]) -> None:
-    """Records the strategy `options` of the suite in `out` (`options.json`), or checks that they are
-    those its stored runs were made with: runs of `bo-modes` with `late=0.05` are not runs of
-    `bo-modes`, and resuming one as the other would mix them in one row. A folder without the
-    file, or with no runs yet, was made with no options.
+def claim_options(out: Path, options: Mapping[str, Any], has_runs: bool) -> None:
+    """Records the strategy `options` of the suite in `out` (`options.json`), or, when the folder
+    `has_runs`, checks that they are those its runs were made with: runs of `bo-modes` with
+    `late=0.05` are not runs of `bo-modes`, and resuming one as the other would mix them in one
+    row. A folder without the file was made with no options.
 
     Raises:
         ParameterError: naming both sets of options, when they differ.
@@ -60,10 +60,9 @@ def claim_options(out: Path, options: Mapping[str, Any]) -> None:
     path = Path(out) / "options.json"
     asked = {str(k): options[k] for k in sorted(options)}
     stored = json.loads(path.read_text()) if path.exists() else {}
-    if stored != asked and done_keys(Path(out) / "runs.csv"):
+    if stored != asked and has_runs:
         raise ParameterError(f"The runs in {out} were made with strategy options {show_options(stored)}; this call asks for "
-                             f"{show_options(asked)}. "
-                             f"Give another --out for runs with other options.")
+                             f"{show_options(asked)}. Give another --out for runs with other options.")
     if asked or path.exists():
         path.write_text(json.dumps(asked, indent=1) + "\n")
 

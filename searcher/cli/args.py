@@ -51,10 +51,11 @@ def seed_list(text: str, flag: str = "--seeds") -> list[int]:
     from searcher.validation import check_int
 
     if text.strip().isdigit():
-        if int(text) == 0:
-            raise ParameterError(f"{flag} must be an integer >= 1. Got 0 instead. A number alone is a count of seeds (3: seeds 0, 1, 2); "
-                                 f"for seed 0 alone write {flag} 0, (a trailing comma makes it a list).")
-        return list(range(check_int(flag, int(text), 1)))
+        try:
+            return list(range(check_int(flag, int(text), 1)))
+        except ParameterError as exc:  # only 0 gets here
+            raise ParameterError(f"{exc} A number alone is a count of seeds (3: seeds 0, 1, 2); for seed 0 alone write {flag} 0, "
+                                 "(a trailing comma makes it a list).") from None
     return number_list(text, int, flag)
 
 
