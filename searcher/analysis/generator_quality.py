@@ -12,7 +12,15 @@ conditions, `n` samples with `z` from the prior, and
   7.7-8.1 across its groups), beside the same distance between two reference samples (the floor
   that finite samples give);
 - **encoder**: reconstruction of reference images through `E(x) -> z -> G(z, c)` (PSNR, and how
-  often the encoder reads the condition right), when the generator has an encoder.
+  often the encoder reads the condition right), when the generator has an encoder; and the
+  Frechet distance of the second reference sample's reconstructions (`fd_recon`): what the
+  decoder loses with the prior out of the way. Where `fd` is near `fd_recon`, the samples are as far
+  from the references as the decoder's best rendering of real faces is, and a better prior would
+  not close the gap; where `fd` is well above it, the prior is what puts them there.
+- **yardstick** (`fd_blur`): the distance of the second reference sample blurred (Gaussian, sigma
+  1 px per 64 px of side): the same damage done to every group, so what the descriptor itself
+  makes of it. dlib's descriptor moves further for some faces than for others under one blur, and a
+  spread of `fd` across groups is the generator's only beyond the spread of `fd_blur`.
 
 Distances and rates need a reference (`generator.reference(conditions, n, seed)`) where noted;
 without one those columns are left out. Each row also keeps a few images for a contact sheet.
@@ -30,6 +38,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 from scipy import linalg
+from scipy.ndimage import gaussian_filter
 
 from searcher.causal import wilson_interval
 from searcher.errors import ParameterError
@@ -97,7 +106,7 @@ class GeneratorValidation:
         """The table as markdown: rates as percentages with their intervals."""
         t = self.table
         rates = [c for c in t.columns if c.endswith(".rate")]
-        cols = ["group", "n", *rates, *[c for c in ("fd", "fd_floor", "psnr", "encoder_conditions") if c in t.columns]]
+        cols = ["group", "n", *rates, *[c for c in ("fd", "fd_floor", "fd_blur", "fd_recon", "psnr", "encoder_conditions") if c in t.columns]]
         head = "| " + " | ".join(c.removesuffix(".rate") for c in cols) + " |"
         lines = [head, "|" + "---|" * len(cols)]
         for _, row in t.iterrows():
@@ -206,7 +215,10 @@ def validate_generator(
         if ref is not None:
             if embedder is not None:
                 floor = generator.reference(cell, n, seed=seed + 2)
-                embedded[label] = tuple(_embeddings(embedder, im) for im in (batch.images, ref.images, floor.images))
+                sets = [batch.images, ref.images, floor.images, _blurred(floor.images)]
+                if encodes:  # the floor's faces, encoded and drawn again: the decoder's own distance
+                    sets.append(generator.generate([{**p, **cell} for p in generator.encode_params(floor.images)]).images)
+                embedded[label] = tuple(_embeddings(embedder, im) for im in sets)
             if encodes:
                 coded = generator.encode_params(ref.images)
                 again = generator.generate([{**p, **cell} for p in coded])
@@ -236,6 +248,12 @@ def _stack(parts: list[np.ndarray]) -> np.ndarray:
     return np.concatenate(kept) if kept else np.zeros((0, 0))
 
 
+def _blurred(images: np.ndarray) -> np.ndarray:
+    """uint8 `N x H x W x C` images blurred with a Gaussian of sigma `W / 64` px: the yardstick's damage."""
+    sigma = images.shape[2] / 64
+    return np.clip(gaussian_filter(images.astype(np.float32), sigma=(0, sigma, sigma, 0)), 0, 255).round().astype(np.uint8)
+
+
 def _embeddings(embedder: Any, images: np.ndarray) -> np.ndarray:
     """Descriptors of the images in which the verifier found a face (`k x 128`)."""
     found = [np.asarray(e, float) for e in embedder.predict(images).embedding if e is not None]
@@ -244,7 +262,7 @@ def _embeddings(embedder: Any, images: np.ndarray) -> np.ndarray:
 
 def _summarise(per_image: list[pd.DataFrame], embedded: Mapping[str, tuple[np.ndarray, ...]], names: list[str]) -> pd.DataFrame:
     """One row per combination, per condition category and overall; `embedded` holds each
-    combination's (generated, reference, second reference) descriptors."""
+    combination's (generated, reference, second reference, it blurred[, its reconstructions]) descriptors."""
     groups: list[tuple[str, list[pd.DataFrame]]] = [(df["group"].iloc[0], [df]) for df in per_image]
     if names:
         for c in names:
@@ -265,7 +283,10 @@ def _summarise(per_image: list[pd.DataFrame], embedded: Mapping[str, tuple[np.nd
             row["psnr"] = float(df["psnr"].mean())
         cells = [d["group"].iloc[0] for d in dfs]
         if cells and all(c in embedded for c in cells):
-            gen_e, ref_e, floor_e = (_stack([embedded[c][k] for c in cells]) for k in range(3))
-            row.update(fd=frechet_distance(gen_e, ref_e), fd_floor=frechet_distance(floor_e, ref_e), embedded=len(gen_e))
+            gen_e, ref_e, floor_e, blur_e, *recon_e = (_stack([embedded[c][k] for c in cells]) for k in range(len(embedded[cells[0]])))
+            row.update(fd=frechet_distance(gen_e, ref_e), fd_floor=frechet_distance(floor_e, ref_e),
+                       fd_blur=frechet_distance(blur_e, ref_e), embedded=len(gen_e))
+            if recon_e:
+                row["fd_recon"] = frechet_distance(recon_e[0], ref_e)
         out.append(row)
     return pd.DataFrame(out)

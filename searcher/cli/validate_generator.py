@@ -8,7 +8,9 @@ For every combination of the generator's conditions, `-n` samples with z from th
 often a classifier trained on real data reads the asked condition (the spec's judge, or a
 `--judge CONDITION=TARGET`), how often each `--detectors` finds a face, the Frechet distance of
 dlib face descriptors to reference images of the condition (with the distance between two
-reference samples as its floor), and the encoder's reconstruction. Writes validation.csv,
+reference samples as its floor, and that of a reference sample encoded and drawn again: the
+decoder's own distance, with the prior out of the way, and that of a reference sample blurred:
+what the descriptor makes of the same damage in each group), and the encoder's reconstruction. Writes validation.csv,
 validation.md and a contact sheet per combination to `--out`.
 """
 

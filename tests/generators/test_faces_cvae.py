@@ -48,6 +48,6 @@ def test_validation_runs_end_to_end_with_references(gen):
     t = result.table.set_index("group")
     assert len(t) == 6 + 5 + 1
     for col in ("conditioned.gender.rate", "reference_conditioned.skin_type.rate", "detected.haar-face.rate",
-                "reference_detected.haar-face.rate", "psnr", "encoder_conditions", "fd", "fd_floor"):
+                "reference_detected.haar-face.rate", "psnr", "encoder_conditions", "fd", "fd_floor", "fd_blur", "fd_recon"):
         assert col in t.columns, col
     assert t["psnr"].between(5, 60).all()

@@ -79,3 +79,15 @@ def test_cli_writes_the_table_and_names_a_bad_detector(gen, tmp_path, capsys):
     assert "detected.haar-face.rate" in table and "conditioned.mood.rate" in table
     assert main([*argv, "--detectors", "haar-fase", "--out", str(tmp_path)]) == 2
     assert "Unknown target(s) ['haar-fase']" in capsys.readouterr().err
+
+
+def test_the_yardstick_blur_is_a_gaussian_of_one_pixel_per_64():
+    from searcher.analysis.generator_quality import _blurred
+
+    for side in (64, 128):
+        image = np.zeros((1, side, side, 3), np.uint8)
+        image[0, side // 2, side // 2] = 255
+        out = _blurred(image)[0, :, :, 0].astype(float)
+        ys, xs = np.mgrid[0:side, 0:side]
+        var = (out * (xs - side // 2) ** 2).sum() / out.sum()  # the kernel's variance along x
+        assert var == pytest.approx((side / 64) ** 2, rel=0.25)
