@@ -217,12 +217,11 @@ def validate_generator(
                 floor = generator.reference(cell, n, seed=seed + 2)
                 sets = [batch.images, ref.images, floor.images, _blurred(floor.images)]
                 if encodes:  # the floor's faces, encoded and drawn again: the decoder's own distance
-                    sets.append(generator.generate([{**p, **cell} for p in generator.encode_params(floor.images)]).images)
+                    sets.append(_redrawn(generator, floor.images, cell)[1])
                 embedded[label] = tuple(_embeddings(embedder, im) for im in sets)
             if encodes:
-                coded = generator.encode_params(ref.images)
-                again = generator.generate([{**p, **cell} for p in coded])
-                rows["psnr"] = _psnr(ref.images, again.images)
+                coded, again = _redrawn(generator, ref.images, cell)
+                rows["psnr"] = _psnr(ref.images, again)
                 rows["encoder_conditions"] = [all(p[c] == cell[c] for c in names) for p in coded]
         per_image.append(rows)
         caption = [[label, *[f"{d}: {'face' if f else 'MISS'}" for d, f in ((d, rows.loc[i, f"detected.{d}"]) for d in detect_targets)]]
@@ -246,6 +245,13 @@ def _stack(parts: list[np.ndarray]) -> np.ndarray:
     """The rows of every part with any (a part where no face was found has none)."""
     kept = [p for p in parts if len(p)]
     return np.concatenate(kept) if kept else np.zeros((0, 0))
+
+
+def _redrawn(generator: Any, images: np.ndarray, cell: Mapping[str, str]) -> tuple[list[dict[str, Any]], np.ndarray]:
+    """`images` encoded (`E(x)`, conditions read by the encoder) and drawn again under `cell`'s
+    conditions: (the encoded parameters, the images drawn)."""
+    coded = generator.encode_params(images)
+    return coded, generator.generate([{**p, **cell} for p in coded]).images
 
 
 def _blurred(images: np.ndarray) -> np.ndarray:
