@@ -32,7 +32,7 @@ import torch
 import torch.nn.functional as F
 
 from generators.faces.procedural import render_rows
-from generators.learned.data import CONDITIONS, detail_weights, face_weights, training_rows
+from generators.learned.data import CONDITIONS, attribute_targets, detail_weights, face_weights, training_rows
 from generators.learned.model import ConditionalPrior, ConditionJudge, CouplingFlow, Decoder, Encoder, ExportedEncoder, PriorDecoder, one_hot_blocks
 
 __all__ = ["HERE", "LATENT_DIM", "export", "fit_cvae", "fit_flow", "fit_judge", "fit_prior", "load_networks", "load_prior", "main", "round_trip", "train"]
@@ -42,6 +42,7 @@ LATENT_DIM = 32
 SIGMA = 0.1  # the decoder's Gaussian pixel noise on the 0..1 scale: recon weight 1 / (2 sigma^2)
 EPOCHS = 32  # of the VAE: 16 lost a feminine face's cues on dark skin (reconstructions read feminine 76%, 90% at 32)
 DETAIL = 4.0  # `detail_weights` gain: the weight of the pixels where a face has its features
+ATTRIBUTES = 1e4  # weight of the attribute head's squared error (`attribute_targets`); 1e2 and 1e3 left the smile out of the codes
 FLOW_STEPS = 4000  # `fit_flow` steps of batch 512
 FLOW_LAYERS, FLOW_HIDDEN = 12, 128  # the prior's coupling layers and their width
 PRIOR_N = 100_000  # faces (each also mirrored) whose codes the prior is fitted to
@@ -57,12 +58,13 @@ def _setup(images: np.ndarray, seed: int) -> torch.Tensor:
 
 
 def _batches(x: torch.Tensor, batch: int, gen: torch.Generator):
-    """One epoch: (indices, images with seeded horizontal flips) per batch, in a seeded order."""
+    """One epoch: (indices, which are flipped, images with those seeded horizontal flips) per batch,
+    in a seeded order."""
     order = torch.randperm(len(x), generator=gen)
     flips = torch.rand(len(x), generator=gen) < 0.5
     for i in range(0, len(x), batch):
         b = order[i : i + batch]
-        yield b, torch.where(flips[b].view(-1, 1, 1, 1), x[b].flip(-1), x[b]).contiguous(memory_format=torch.channels_last)
+        yield b, flips[b], torch.where(flips[b].view(-1, 1, 1, 1), x[b].flip(-1), x[b]).contiguous(memory_format=torch.channels_last)
 
 
 def _block_ce(logits: torch.Tensor, index: torch.Tensor) -> torch.Tensor:
@@ -70,14 +72,17 @@ def _block_ce(logits: torch.Tensor, index: torch.Tensor) -> torch.Tensor:
     return sum(F.cross_entropy(block, index[:, k]) for k, block in enumerate(logits.split(SIZES, dim=1)))
 
 
-def fit_cvae(images: np.ndarray, index: np.ndarray, weights: np.ndarray, epochs: int, seed: int = 0,
-             latent_dim: int = LATENT_DIM, log: Callable[[str], None] | None = None) -> tuple[Decoder, Encoder]:
-    """Trains the conditional VAE on uint8 `N x 64 x 64 x 3` images with `N x 2` condition indices
-    and `N x 64 x 64` pixel weights (`face_weights` times `detail_weights`).
+def fit_cvae(images: np.ndarray, index: np.ndarray, weights: np.ndarray, attributes: tuple[np.ndarray, np.ndarray], epochs: int,
+             seed: int = 0, latent_dim: int = LATENT_DIM, log: Callable[[str], None] | None = None) -> tuple[Decoder, Encoder]:
+    """Trains the conditional VAE on uint8 `N x 64 x 64 x 3` images with `N x 2` condition indices,
+    `N x 64 x 64` pixel weights (`face_weights` times `detail_weights`) and the `N x A` attribute
+    targets with their mirror signs (`attribute_targets`).
 
-    Loss per image: `sum w (x - G(z, c))^2 / (2 sigma^2) + KL(q(z | x, c) || N(0, I)) + 100 CE(head(x), c)`:
-    the ELBO with the face and its details (eyes, brows, mouth) weighted, and the condition head that
-    lets `E(x)` run without labels.
+    Loss per image: `sum w (x - G(z, c))^2 / (2 sigma^2) + KL(q(z | x, c) || N(0, I)) + 100 CE(head(x), c)
+    + ATTRIBUTES |a - A mu|^2`: the ELBO with the face and its details (eyes, brows, mouth) weighted,
+    the condition head that lets `E(x)` run without labels, and a linear head `A` (dropped after
+    training) that asks the posterior mean to carry every attribute the renderer varied, so that
+    small ones (a smile, makeup) are in the code for the decoder to draw (`attribute_targets` says why).
     The KL term warms up over the first epoch. Adam, learning rate 2e-3 with one-cycle decay,
     batch 128, flips. Nothing here is trained against a condition classifier, so the judge of
     `validate-generator` (the same small CNN) cannot be fooled by cues made for it.
@@ -87,7 +92,9 @@ def fit_cvae(images: np.ndarray, index: np.ndarray, weights: np.ndarray, epochs:
     c_all = one_hot_blocks(idx, SIZES)
     dec = Decoder(latent_dim, sum(SIZES)).to(memory_format=torch.channels_last)
     enc = Encoder(latent_dim, SIZES).to(memory_format=torch.channels_last)
-    params = list(dec.parameters()) + list(enc.parameters())
+    targets, signs = (torch.from_numpy(a) for a in attributes)
+    head = torch.nn.Linear(latent_dim, targets.shape[1])
+    params = list(dec.parameters()) + list(enc.parameters()) + list(head.parameters())
     n, batch = len(x), 128
     steps = epochs * ((n + batch - 1) // batch)
     opt = torch.optim.Adam(params, lr=2e-3)
@@ -96,25 +103,27 @@ def fit_cvae(images: np.ndarray, index: np.ndarray, weights: np.ndarray, epochs:
     start, step = time.perf_counter(), 0
     for epoch in range(epochs):
         dec.train(), enc.train()
-        sums = np.zeros(4)
-        for b, xwb in _batches(x, batch, gen):
+        sums = np.zeros(5)
+        for b, flipped, xwb in _batches(x, batch, gen):
             xb, wb = xwb[:, :3], xwb[:, 3:]
             mu, logvar, logits = enc(xb, c_all[b])
             z = mu + torch.randn(mu.shape, generator=gen) * (0.5 * logvar).exp()
             recon = (wb * (dec(z, c_all[b]) - xb).pow(2)).flatten(1).sum(1).mean() / (2 * SIGMA**2)
             kl = 0.5 * (mu.pow(2) + logvar.exp() - 1 - logvar).sum(1).mean()
             ce = _block_ce(logits, idx[b])
+            carried = (head(mu) - targets[b] * torch.where(flipped[:, None], signs, 1.0)).pow(2).sum(1).mean()
             warm = min(1.0, (step + 1) / (steps / epochs))
-            loss = recon + warm * kl + 100 * ce
+            loss = recon + warm * kl + 100 * ce + ATTRIBUTES * carried
             opt.zero_grad()
             loss.backward()
             opt.step()
             sched.step()
             step += 1
-            sums += np.array([recon.item(), kl.item(), ce.item(), 1.0]) * len(b)
+            sums += np.array([recon.item(), kl.item(), ce.item(), carried.item(), 1.0]) * len(b)
         if log:
-            r, k, c, m = sums
-            log(f"  epoch {epoch + 1}/{epochs}: recon {r / m:.0f}, KL {k / m:.1f}, head CE {c / m:.3f} ({time.perf_counter() - start:.0f} s)")
+            r, k, c, a, m = sums
+            log(f"  epoch {epoch + 1}/{epochs}: recon {r / m:.0f}, KL {k / m:.1f}, head CE {c / m:.3f}, "
+                f"attribute error {a / m:.2f} of {targets.shape[1]} ({time.perf_counter() - start:.0f} s)")
     return dec.eval(), enc.eval()
 
 
@@ -217,7 +226,7 @@ def fit_judge(images: np.ndarray, index: np.ndarray, epochs: int, seed: int = 1,
     for epoch in range(epochs):
         net.train()
         correct = np.zeros(len(SIZES))
-        for b, pair in _batches(x, 64, gen):
+        for b, _, pair in _batches(x, 64, gen):
             tripped = torch.rand(len(b), generator=gen) < 0.5
             logits = net(torch.where(tripped.view(-1, 1, 1, 1), pair[:, 3:], pair[:, :3]).contiguous(memory_format=torch.channels_last))
             loss = _block_ce(logits, idx[b])
@@ -294,7 +303,7 @@ def train(part: str = "all", seed: int = 0, n: int = 20_000, epochs: int = EPOCH
             batch = render_rows(rows, resolution=64, seed=seed)
             print(f"faces-cvae: rendered {n} faces in {time.perf_counter() - start:.0f} s")
             weights = face_weights(batch.truth) * detail_weights(batch.images, DETAIL)
-            dec, enc = fit_cvae(batch.images, index, weights, epochs, seed, log=print)
+            dec, enc = fit_cvae(batch.images, index, weights, attribute_targets(batch.truth), epochs, seed, log=print)
         codes, index = training_codes(enc, prior_n, seed)
         print(f"faces-cvae: encoded {prior_n} faces for the prior ({time.perf_counter() - start:.0f} s)")
         paths += export(dec, enc, fit_prior(codes, index, flow_steps, seed, log=print), out)
