@@ -4,11 +4,13 @@ exported files load through the checkpoint plug-in with the shipped spec."""
 import itertools
 
 import numpy as np
+import pandas as pd
 import pytest
 import torch
 
 import generators
-from generators.learned.data import detail_weights
+from generators.faces.procedural import CATEGORICAL_INDEX
+from generators.learned.data import CARRIED, MIRRORED, attribute_targets, detail_weights, training_rows
 from generators.learned.faces_cvae import SPEC
 from generators.learned.model import ConditionalPrior, CouplingFlow, PriorDecoder, one_hot_blocks
 from generators.learned.train import fit_flow, load_networks, load_prior, round_trip, train
@@ -168,3 +170,20 @@ def test_the_export_part_writes_the_same_model_again(tmp_path, torch_state):
     train("export", out=out)
     after = draw()
     assert np.array_equal(before[0], after[0]) and np.allclose(before[1], after[1], atol=1e-5)
+
+
+def test_attribute_targets_are_standardised_levels_and_mirror_signs():
+    """The attribute head's targets: each `CARRIED` column and each level of `hair_color` and
+    `eyewear`, standardised (a level no face has: zeros), and -1 where a mirror negates."""
+    truth = pd.DataFrame(training_rows(300, 0)[0])
+    truth.loc[:, "eyewear"] = np.where(np.arange(300) % 3 == 0, "glasses", "none")  # no sunglasses at all
+    a, signs = attribute_targets(truth)
+    levels = [(name, level) for name, cats in CATEGORICAL_INDEX.items() for level in cats]
+    assert a.shape == (300, len(CARRIED) + len(levels)) and signs.shape == (a.shape[1],)
+    smile = CARRIED.index("smile")
+    assert np.corrcoef(a[:, smile], truth["smile"])[0, 1] == pytest.approx(1.0)
+    sunglasses = len(CARRIED) + levels.index(("eyewear", "sunglasses"))
+    assert np.all(a[:, sunglasses] == 0.0)
+    present = np.delete(np.arange(a.shape[1]), sunglasses)
+    assert np.allclose(a[:, present].mean(0), 0.0, atol=1e-5) and np.allclose(a[:, present].std(0), 1.0, atol=1e-4)
+    assert [CARRIED[k] for k in np.flatnonzero(signs == -1.0)] == list(MIRRORED) and np.all(np.abs(signs) == 1.0)
