@@ -25,9 +25,12 @@ per failure mode instead of one per restart):
    farthest from every failure (a mode is harvested across, not at one spot); where the model
    does not yet believe the mode (best `p_fail` < 0.5: a lone failure it explains as noise, so
    `p_fail` ranks by variance alone), the candidate of highest posterior mean. The mode harvested
-   is the one with the largest `p_fail / (1 + failures in it)^3` (compared as logarithms, which do
-   not underflow): the modes found late are filled first, so the failures end up spread over the
-   modes (effective breadth).
+   is the one with the largest `p_fail / (1 + failures near it)^3` (compared as logarithms, which
+   do not underflow): the modes found late are filled first, so the failures end up spread over the
+   modes (effective breadth). A failure is near a mode when the kernel correlates it above one half
+   with one of the mode's members: where the model is unsure at a region's edge, the graph leaves a
+   large mode and stray single failures beside it, and counted alone each stray would be harvested
+   as a new mode, back into the region filled most.
 4. **Explore.** Thompson sampling: one joint posterior draw over uniform points and neighbours of
    the highest-loss passes, all farther than `radius` from every failure and every point of the
    batch; its argmax. With a continuous loss this follows the confidence down to a new mode; with
@@ -130,7 +133,7 @@ class FailureModes(CarriedGP):
             model = self._fit(X, loss) if self.model == "gp" else None
             failures = X[loss >= FAILURE]
             modes = self._modes(failures, model)
-            counts = np.bincount(modes, minlength=modes.max() + 1).astype(float) if len(modes) else np.zeros(0)
+            counts = self._crowding(failures, modes, model)
             seen = {row.tobytes() for row in X}
             chosen: list[np.ndarray] = []
             for i in range(n):
@@ -209,6 +212,22 @@ class FailureModes(CarriedGP):
             src, dst = src[joined], dst[joined]
         graph = coo_matrix((np.ones(len(src)), (src, dst)), shape=(n, n))
         return connected_components(graph, directed=False)[1]
+
+    def _crowding(self, failures: np.ndarray, modes: np.ndarray, model: _Model | None) -> np.ndarray:
+        """Per mode, the failures that count against harvesting it: its own, and (with a model) every
+        failure the kernel correlates above one half with one of its members."""
+        if not len(modes):
+            return np.zeros(0)
+        own = np.bincount(modes).astype(float)
+        if model is None:
+            return own
+        with torch.no_grad():
+            F = torch.tensor(failures)
+            K = model.gp.covar_module(F, F).to_dense()
+            d = K.diagonal().sqrt()
+            near = ((K / d[:, None] / d[None, :]) > 0.5).numpy()
+        member = np.eye(len(own), dtype=bool)[modes]  # failures x modes
+        return (near.astype(float) @ member > 0).sum(0).astype(float)
 
     # ------------------------------------------------------------------ harvest and explore
 

@@ -69,6 +69,32 @@ def test_modes_are_the_connected_failing_regions():
     assert all(len(np.unique(truth[modes == m])) == 1 for m in np.unique(modes))
 
 
+def test_a_stray_failure_beside_a_mode_counts_the_failures_of_the_mode():
+    """The harvest's evenness counts the failures near a mode, not only in it. Two balls at
+    opposite corners of the cube: a failure set apart from its ball's other failures (as the graph
+    leaves a stray where the model is unsure) counts them all; each ball's mode counts its own
+    failures and none of the other ball's; the ablation counts a mode's own."""
+    centres = np.array([[0.22, 0.22, 0.22], [0.78, 0.78, 0.78]])
+
+    def loss(X: np.ndarray) -> np.ndarray:
+        d = np.sqrt(((X[:, None] - centres[None]) ** 2).sum(-1)).min(1)
+        return np.where(d < 0.2, 1.0, 0.4 * np.exp(-d))
+
+    s = make_strategy("bo-modes", CUBE3, seed=0)
+    X = np.random.default_rng(0).random((500, 3))
+    s.tell(X, loss(X))
+    Xa, y = s.history.answered()
+    failures = Xa[y >= FAILURE]
+    ball = (failures[:, 0] > 0.5).astype(int)
+    stray = np.flatnonzero(ball == 0)[0]
+    modes = np.where(np.arange(len(failures)) == stray, 1, 0) + 2 * ball  # ball 0 split in two, ball 1 whole
+    crowding = s._crowding(failures, modes, s._fit(Xa, y))
+    in_ball = np.bincount(ball)
+    assert in_ball.min() >= 5
+    assert crowding[1] == in_ball[0] and crowding[0] == in_ball[0] and crowding[2] == in_ball[1]
+    assert np.array_equal(s._crowding(failures, modes, None), np.bincount(modes))
+
+
 def test_normal_scores_share_ties_and_keep_the_order():
     z = normal_scores(np.array([0.0, 1.0, 0.0, 0.3]))
     assert z[0] == z[2] < z[3] < z[1] and z[1] == -normal_scores(np.arange(4.0))[0]
