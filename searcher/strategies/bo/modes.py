@@ -85,6 +85,7 @@ _TOP_PASSES = 8
 _NEAR_BEST = 0.8
 _SURE = 0.5  # below this best p_fail the model does not believe the mode: harvest by the posterior mean
 _EVENNESS = 3.0
+_NEAR = 0.5  # kernel correlation above which a failure counts against harvesting a mode (the first value tried)
 _SEGMENT = np.array([0.25, 0.5, 0.75])
 
 
@@ -215,19 +216,21 @@ class FailureModes(CarriedGP):
 
     def _crowding(self, failures: np.ndarray, modes: np.ndarray, model: _Model | None) -> np.ndarray:
         """Per mode, the failures that count against harvesting it: its own, and (with a model) every
-        failure the kernel correlates above one half with one of its members."""
+        failure the kernel correlates above `_NEAR` with one of its members."""
         if not len(modes):
             return np.zeros(0)
         own = np.bincount(modes).astype(float)
         if model is None:
             return own
+        member = np.eye(len(own))[modes]  # failures x modes
+        F = torch.tensor(failures)
+        near = np.zeros_like(member, dtype=bool)
         with torch.no_grad():
-            F = torch.tensor(failures)
-            K = model.gp.covar_module(F, F).to_dense()
-            d = K.diagonal().sqrt()
-            near = ((K / d[:, None] / d[None, :]) > 0.5).numpy()
-        member = np.eye(len(own), dtype=bool)[modes]  # failures x modes
-        return (near.astype(float) @ member > 0).sum(0).astype(float)
+            scale = model.gp.covar_module(F, F, diag=True).sqrt()
+            for rows in torch.arange(len(F)).split(1024):  # a block of rows at a time: memory stays O(1024 n)
+                K = model.gp.covar_module(F[rows], F).to_dense() / scale[rows, None] / scale[None, :]
+                near[rows.numpy()] = (K > _NEAR).numpy().astype(float) @ member > 0
+        return near.sum(0).astype(float)
 
     # ------------------------------------------------------------------ harvest and explore
 
