@@ -219,17 +219,14 @@ class FailureModes(CarriedGP):
         failure the kernel correlates above `_NEAR` with one of its members."""
         if not len(modes):
             return np.zeros(0)
-        own = np.bincount(modes).astype(float)
+        member = np.eye(modes.max() + 1)[modes]  # failures x modes, one-hot
         if model is None:
-            return own
-        member = np.eye(len(own))[modes]  # failures x modes
+            return member.sum(0)
         F = torch.tensor(failures)
-        near = np.zeros_like(member, dtype=bool)
         with torch.no_grad():
             scale = model.gp.covar_module(F, F, diag=True).sqrt()
-            for rows in torch.arange(len(F)).split(1024):  # a block of rows at a time: memory stays O(1024 n)
-                K = model.gp.covar_module(F[rows], F).to_dense() / scale[rows, None] / scale[None, :]
-                near[rows.numpy()] = (K > _NEAR).numpy().astype(float) @ member > 0
+            near = np.concatenate([(model.gp.covar_module(F[rows], F).to_dense() / scale[rows, None] / scale[None, :] > _NEAR).numpy() @ member > 0
+                                   for rows in torch.arange(len(F)).split(1024)])  # a block of rows at a time: memory O(1024 n)
         return near.sum(0).astype(float)
 
     # ------------------------------------------------------------------ harvest and explore
