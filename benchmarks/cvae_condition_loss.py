@@ -58,10 +58,10 @@ def main() -> None:
     for combo in itertools.product(*(range(s) for s in SIZES)):
         sel = (index == torch.tensor(combo)).all(1)
         asked = torch.tensor([combo] * args.samples)
+        cond = one_hot_blocks(asked, SIZES)
         u = torch.randn(args.samples, LATENT_DIM, generator=g)
         with torch.no_grad():
-            z = prior(u, one_hot_blocks(asked, SIZES))
-            on_samples = reads(judge, dec(z, one_hot_blocks(asked, SIZES)), asked)
+            on_samples = reads(judge, dec(prior(u, cond), cond), asked)
         label = " ".join(CONDITIONS[n][k] for n, k in zip(names, combo))
         cells = [f"{100 * float(s[:, k].float().mean()):.1f}%" for k in (1, 0) for s in (on_renders[sel], on_recon[sel], on_samples)]
         print(f"| {label} | {int(sel.sum())} | " + " | ".join(cells) + " |")

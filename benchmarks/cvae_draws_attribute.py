@@ -21,7 +21,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "experiments"))
 import denton  # noqa: E402
 
 import targets  # noqa: E402
-from generators.faces.procedural import render_rows  # noqa: E402
 from generators.learned.data import training_rows  # noqa: E402
 
 
@@ -38,11 +37,10 @@ def main() -> None:
     ref = gen.reference({}, args.n_fit, seed=args.seed + 10)
     vectors, _ = denton.directions(gen.encode(ref.images), ref.truth, args.seed)
     rows, _ = training_rows(args.n, args.seed + 12)
-    cohort = [r for r in rows if (r["gender_presentation"] < 0.5) == (a.cohort == "masculine")]
-    off, on = (render_rows([{**r, a.column: v} for r in cohort], resolution=128, seed=args.seed).images for v in (a.off, a.on))
+    off, on = denton.attribute_pairs(a, rows, args.seed)
     z_off, z_on = gen.encode(off), gen.encode(on)
     shift = (z_on - z_off).mean(0)
-    print(f"{args.attribute} on {len(cohort)} {a.cohort} faces: the code shift's cosine with the fitted directions: "
+    print(f"{args.attribute} on {len(off)} {a.cohort} faces: the code shift's cosine with the fitted directions: "
           + ", ".join(f"{k} {shift @ vectors[k] / np.linalg.norm(shift):+.3f}" for k in denton.ATTRIBUTES))
     model = targets.load("smile-cnn")
     conditions = [{k: p[k] for k in ("skin_type", "gender")} for p in gen.encode_params(off)]

@@ -67,7 +67,7 @@ from searcher.causal import NEAR_BOUNDARY, classification_sensitivity, interpola
 from searcher.figures import pyplot, save
 from targets.trained.data import truth_labels
 
-__all__ = ["ATTRIBUTES", "TARGETS", "Attribute", "directions", "figures", "interventions", "main", "report", "run", "sweep"]
+__all__ = ["ATTRIBUTES", "TARGETS", "Attribute", "attribute_pairs", "directions", "figures", "interventions", "main", "report", "run", "sweep"]
 
 @dataclass(frozen=True)
 class Attribute:
@@ -244,6 +244,14 @@ def sanity(gen: FacesCVAE, z: np.ndarray, conditions: list[dict[str, str]], zero
     return interpolation_check(pd.concat(plans, ignore_index=True))
 
 
+def attribute_pairs(a: Attribute, rows: list[dict[str, Any]], seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """The faces of `rows` in `a`'s cohort rendered at 128 px with the attribute off and on, nothing
+    else changed: the renderer's intervention, image for image."""
+    chosen = [r for r in rows if a.cohort is None or (r["gender_presentation"] < 0.5) == (a.cohort == "masculine")]
+    off, on = (render_rows([{**r, a.column: v} for r in chosen], resolution=128, seed=seed).images for v in (a.off, a.on))
+    return off, on
+
+
 def interventions(n: int, seed: int, target: str = "smile-cnn") -> pd.DataFrame:
     """The known answer, from the renderer: `n` faces of the training recipe (seed + 12), each
     rendered with every attribute off and on (beards on masculine faces, makeup on feminine ones,
@@ -253,10 +261,8 @@ def interventions(n: int, seed: int, target: str = "smile-cnn") -> pd.DataFrame:
     model = targets.load(target)
     out = []
     for name, a in ATTRIBUTES.items():
-        chosen = [r for r in rows if a.cohort is None or (r["gender_presentation"] < 0.5) == (a.cohort == "masculine")]
-        off, on = (_smile_scores(model, render_rows([{**r, a.column: v} for r in chosen], resolution=128, seed=seed).images) >= 0.5
-                   for v in (a.off, a.on))
-        row: dict[str, Any] = {"direction": name, "cohort": f"{a.cohort} faces" if a.cohort else "all", "n": len(chosen)}
+        off, on = (_smile_scores(model, images) >= 0.5 for images in attribute_pairs(a, rows, seed))
+        row: dict[str, Any] = {"direction": name, "cohort": f"{a.cohort} faces" if a.cohort else "all", "n": len(off)}
         for tag, start, end in (("0to1", ~off, on), ("1to0", on, ~off)):
             k, m = int((start & end).sum()), int(start.sum())
             low, high = wilson_interval(k, m)
