@@ -14,17 +14,17 @@ $(STAMP): pyproject.toml
 	$(BIN)/python -m pip install --quiet -e '.[test]'
 	touch $(STAMP)
 
-# The main job on the embedded defaults: Bayesian search (GP + expected improvement with the
-# diversity term) against random search, 400 evaluations each, hunting the failures of dlib's CNN
+# The main job on the embedded defaults: the default search (`bo-modes`: a GP that looks for new
+# failure modes, a trust region per mode found) against random search, 400 evaluations each, hunting the failures of dlib's CNN
 # face detector on procedural faces, the two campaigns side by side on Ray; the comparison plots
 # and galleries of failures, and one HTML report of it all, whose path is printed last (about 8
 # minutes on 2 cores from a fresh clone; an interrupted demo resumes where it stopped).
 demo: $(STAMP)
 	$(BIN)/searcher render --generator faces -n 64 --seed 0 --out demo/sheet.png
-	$(BIN)/searcher compare --generator faces --target dlib-cnn --strategies random,bo --seeds 1 --budget 400 --parallel 2 --out demo
-	$(BIN)/searcher gallery demo/runs/bo-s0 --out demo/bo_failures.png
+	$(BIN)/searcher compare --generator faces --target dlib-cnn --strategies random,bo-modes --seeds 1 --budget 400 --parallel 2 --out demo
+	$(BIN)/searcher gallery demo/runs/bo-modes-s0 --out demo/bo_modes_failures.png
 	$(BIN)/searcher gallery demo/runs/random-s0 --out demo/random_failures.png
-	@echo "demo written to $(CURDIR)/demo: compare.csv, failures_vs_evaluations.png, diversity.png, bo_failures.png, random_failures.png, sheet.png, and the report to open:"
+	@echo "demo written to $(CURDIR)/demo: compare.csv, failures_vs_evaluations.png, diversity.png, bo_modes_failures.png, random_failures.png, sheet.png, and the report to open:"
 	@$(BIN)/searcher report demo
 
 test: $(STAMP)

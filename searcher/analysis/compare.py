@@ -37,7 +37,7 @@ from searcher.errors import ParameterError
 from searcher.figures.compare import plot_comparison
 from searcher.objective import FAILURE
 from searcher.space import one_hot_weighted
-from searcher.strategies import STRATEGIES
+from searcher.strategies import DEFAULT_STRATEGY, STRATEGIES
 
 __all__ = ["compare", "diversity", "failure_modes", "mode_labels", "new_failures", "one_hot_blocks", "repeated", "strategy_options"]
 
@@ -184,7 +184,7 @@ def compare(
     out: str | Path,
     generator: str = "faces",
     target: str = "dlib-cnn",
-    strategies: Sequence[str] = ("random", "bo"),
+    strategies: Sequence[str] = ("random", DEFAULT_STRATEGY),
     seeds: Sequence[int] = (0, 1, 2, 3, 4),
     alphas: Sequence[float | None] = (None,),
     budget: int = 400,

@@ -30,7 +30,7 @@ from searcher.bench.table import markdown, summarise
 from searcher.errors import ParameterError, PluginError
 from searcher.figures.bench import plot_suite
 from searcher.space import Continuous, Space
-from searcher.strategies import STRATEGIES, make_strategy
+from searcher.strategies import DEFAULT_STRATEGY, STRATEGIES, make_strategy
 from searcher.validation import check_int
 
 __all__ = ["DEFAULT_STRATEGIES", "SuiteResult", "bench"]
@@ -130,7 +130,7 @@ class _NoBar:
 
 
 def bench(out: str | Path = "runs/bench", cases: Sequence[str | Case] | str | None = None, strategies: Sequence[str] = DEFAULT_STRATEGIES,
-          seeds: int | Sequence[int] = 5, budget: int = 400, jobs: int = 1, progress: bool = True, under: str = "bo",
+          seeds: int | Sequence[int] = 5, budget: int = 400, jobs: int = 1, progress: bool = True, under: str = DEFAULT_STRATEGY,
           strategy_options: Mapping[str, Any] | None = None) -> SuiteResult:
     """Runs (or resumes) the benchmark suite and writes `out/runs.csv`, `suite.csv`, `suite.md` and `suite.png`.
 

@@ -19,6 +19,7 @@ from searcher.campaign.executors import EXECUTORS
 from searcher.errors import ParameterError
 from searcher.objective import LOSSES, ObjectiveSpec
 from searcher.space import Space
+from searcher.strategies import DEFAULT_STRATEGY, STRATEGIES
 from searcher.validation import ENV_REFERENCE, check_choice, check_int, check_number
 
 __all__ = ["CUBES", "CampaignConfig", "search_space"]
@@ -94,13 +95,13 @@ class CampaignConfig:
 
     generator: str = _setting("faces", "generator name (default: faces)")
     target: str = _setting("dlib-cnn", "target name (default: dlib-cnn)")
-    strategy: str = _setting("bo", "random, sobol, bo (default), tpe, cmaes, ax or cmame")
+    strategy: str = _setting(DEFAULT_STRATEGY, f"{', '.join(STRATEGIES.describe())} (default: {DEFAULT_STRATEGY})")
     budget: int = _setting(400, "evaluations in all (default: 400)")
     batch: int = _setting(4, "points proposed and evaluated together (default: 4)")
     workers: int = _setting(1, "evaluation workers; more than one runs on Ray (default: 1)")
     seed: int = _setting(0, "seed of the strategy and the rendering (default: 0)")
     out: str = _setting("runs/campaign", "campaign directory (default: runs/campaign)")
-    alpha: float | None = _setting(None, "weight of the diversity term, eq. (4) (default: 0.6)")
+    alpha: float | None = _setting(None, "weight of the diversity term, eq. (4) (bo only; default: 0.6)")
     vary: Sequence[str] | None = _setting(None, "comma-separated parameters to search (default: all)")
     fix: Mapping[str, Any] = _setting(dict, "hold a parameter at a value (repeatable)", metavar="NAME=VALUE")
     executor: str | None = _setting(None, "local or ray (default: ray when --workers > 1)", choices=EXECUTORS)

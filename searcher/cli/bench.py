@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 
 from searcher.cli.args import assignments, seed_list
+from searcher.strategies import DEFAULT_STRATEGY
 
 HELP = "score search strategies together on the benchmark suite (planted landscapes and face campaigns)"
 DESCRIPTION = ("Runs every case x strategy x seed of the suite (or the --cases given) and writes OUT/runs.csv (one row per run, "
@@ -28,7 +29,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--strategy-option", action="append", default=[], metavar="KEY=VALUE",
                    help="an option for the strategies that take it (repeatable), e.g. late=0.05 for bo-modes and its ablation: a "
                         "variant scored on the suite; give it its own --out")
-    p.add_argument("--under", default="bo", help="the strategy suite.md checks (default: bo)")
+    p.add_argument("--under", default=DEFAULT_STRATEGY, help=f"the strategy suite.md checks (default: {DEFAULT_STRATEGY})")
     p.add_argument("--out", default="runs/bench", help="output directory (default: runs/bench)")
     p.add_argument("--list", action="store_true", help="print the cases with their options and whether the defaults were tuned on them")
     p.add_argument("--no-progress", action="store_true", help="no progress bars")

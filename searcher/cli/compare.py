@@ -6,6 +6,7 @@ import argparse
 
 from searcher.cli.args import assignments, number_list, seed_list
 from searcher.objective import LOSSES
+from searcher.strategies import DEFAULT_STRATEGY
 
 HELP = "run strategies x seeds x alpha as campaigns and compare failures found and their breadth"
 
@@ -18,7 +19,7 @@ def resume_hint(args: argparse.Namespace) -> str:
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--generator", default="faces", help="generator name (default: faces)")
     p.add_argument("--target", default="dlib-cnn", help="target name (default: dlib-cnn)")
-    p.add_argument("--strategies", default="random,bo", help="comma-separated (default: random,bo)")
+    p.add_argument("--strategies", default=f"random,{DEFAULT_STRATEGY}", help=f"comma-separated (default: random,{DEFAULT_STRATEGY})")
     p.add_argument("--seeds", default="5", help="a count (5 -> seeds 0..4) or a comma-separated list (3, -> seed 3 alone) (default: 5)")
     p.add_argument("--alphas", help="comma-separated alpha values for bo (default: its own, 0.6)")
     p.add_argument("--budget", type=int, default=400, help="evaluations per campaign (default: 400)")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 
 from searcher.cli.args import seed_list
+from searcher.strategies import DEFAULT_STRATEGY
 
 HELP = "retrain a model with the failures a search found, against random images and balanced data"
 DESCRIPTION = ("For each seed, trains five arms with the target's own recipe: the base model; + N failures found by a search; "
@@ -26,7 +27,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--seeds", default="3", help="a count (3 -> seeds 0..2) or a comma-separated list (3, -> seed 3 alone) (default: 3)")
     p.add_argument("--arms", default="base,hard,random,spread,balanced", help="comma-separated subset (default: all five)")
     p.add_argument("--budget", type=int, default=1000, help="evaluations of the search, without --hard (default: 1000)")
-    p.add_argument("--strategy", default="bo", help="strategy of the search, without --hard (default: bo)")
+    p.add_argument("--strategy", default=DEFAULT_STRATEGY, help=f"strategy of the search, without --hard (default: {DEFAULT_STRATEGY})")
     p.add_argument("--train-n", type=int, default=None, help="training images per set (default: the target's recipe)")
     p.add_argument("--epochs", type=int, default=None, help="training passes (default: the target's recipe)")
     p.add_argument("--test-n", type=int, default=2000, help="images per held-out test set (default: 2000)")

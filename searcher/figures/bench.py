@@ -13,11 +13,12 @@ from pathlib import Path
 import pandas as pd
 
 from searcher.figures import pyplot, save
+from searcher.strategies import DEFAULT_STRATEGY
 
 __all__ = ["plot_suite"]
 
 
-def plot_suite(suite: pd.DataFrame, path: str | Path, under: str = "bo", tuned: Sequence[str] = (), columns: int = 4) -> Path:
+def plot_suite(suite: pd.DataFrame, path: str | Path, under: str = DEFAULT_STRATEGY, tuned: Sequence[str] = (), columns: int = 4) -> Path:
     """Writes the small multiples of `suite` (as `suite.csv`) to `path`; `under` is drawn larger,
     cases named in `tuned` are titled with a `*`."""
     plt = pyplot()

@@ -18,6 +18,7 @@ from searcher.export.control import random_control
 from searcher.export.select import select
 from searcher.export.source import Source, read_source
 from searcher.figures.retrain import plot_retraining
+from searcher.strategies import DEFAULT_STRATEGY
 from searcher.validation import check_int, check_names
 
 __all__ = ["ARMS", "RetrainResult", "gains", "retrain", "score_table", "summary_lines"]
@@ -138,7 +139,7 @@ def retrain(
     recipe: Any = None,
     arms: Sequence[str] = ARMS,
     budget: int = 1000,
-    strategy: str = "bo",
+    strategy: str = DEFAULT_STRATEGY,
     train_n: int | None = None,
     epochs: int | None = None,
     test_n: int = 2000,

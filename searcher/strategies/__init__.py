@@ -5,7 +5,10 @@
     >>> strategy.tell(X, losses)
 
 `random` and `sobol` are the baselines of McDuff et al. (003_cc490b638f1b9b67.txt, Fig. 4); `bo` is
-their GP + expected improvement search with the diversity term of eq. (4); `tpe` (Optuna), `cmaes`
+their GP + expected improvement search with the diversity term of eq. (4); `bo-modes`, the default
+(`DEFAULT_STRATEGY`), looks for new failure modes with a GP and harvests a trust region per mode
+found: on the benchmark suite it finds more failures than `bo` on 19 of 21 cases with as much
+breadth or more on most (README, "The benchmark suite"); `tpe` (Optuna), `cmaes`
 (the `cmaes` package, IPOP restarts), `ax` (Ax's default Bayesian optimisation) and `cmame` (pyribs'
 CMA-ME, quality diversity) are the peers a user would pick instead, each an optional package.
 Modules load when asked for.
@@ -19,7 +22,7 @@ from searcher.registry import Registry
 from searcher.space import Space
 from searcher.strategies.base import Strategy, StrategyBase, step_rng
 
-__all__ = ["STRATEGIES", "Strategy", "StrategyBase", "make_strategy", "step_rng"]
+__all__ = ["DEFAULT_STRATEGY", "STRATEGIES", "Strategy", "StrategyBase", "make_strategy", "step_rng"]
 
 STRATEGIES = Registry("strategy", {
     "random": ("searcher.strategies.baselines:RandomSearch", "uniform random search"),
@@ -32,6 +35,7 @@ STRATEGIES = Registry("strategy", {
     "ax": ("searcher.strategies.ax:AxSearch", "Ax's default Bayesian optimisation on the loss (needs ax-platform)"),
     "cmame": ("searcher.strategies.qd:CMAMESearch", "CMA-ME quality diversity over a random projection of the space (needs ribs)"),
 }, arguments=("space", "seed"))
+DEFAULT_STRATEGY = "bo-modes"  # chosen on the benchmark suite (searcher/bench), not on one case
 
 
 def make_strategy(name: str, space: Space, seed: int = 0, budget: int | None = None,

@@ -11,6 +11,7 @@ from searcher.bench import run as bench_run
 from searcher.campaign import load_campaign
 from searcher.cli import main
 from searcher.errors import ParameterError, PluginError
+from searcher.strategies import DEFAULT_STRATEGY
 
 CASES = ["planted-d6-k5", "ball-d6-k3-v1"]
 SCORES = ["case", "kind", "strategy", "seed", "budget", "evaluations", "failures", "repeats", "breadth", "of", "effective_breadth",
@@ -34,7 +35,7 @@ def test_bench_writes_runs_suite_table_and_figure(tmp_path):
     text = (tmp_path / "suite.md").read_text()
     table = [line for line in text.splitlines() if line.startswith("| ")]
     assert len(table) == 1 + 2 and "planted-d6-k5 *" in table[1]  # the header, one row per case; the tuned case marked
-    assert "bo did not run" in text and "Total run time" in text.splitlines()[-1]
+    assert f"{DEFAULT_STRATEGY} did not run" in text and "Total run time" in text.splitlines()[-1]
     assert (tmp_path / "suite.png").stat().st_size > 10_000
     assert result.summary() == text and len(result.runs) == 8
 

@@ -15,6 +15,7 @@ import pytest
 
 from searcher.campaign import Campaign, load_campaign, search_space
 from searcher.errors import ParameterError
+from searcher.strategies import DEFAULT_STRATEGY
 
 FAST = {"generator": "planted", "target": "planted", "strategy": "random", "batch": 4}
 
@@ -46,7 +47,7 @@ def test_same_seed_same_trials_and_refuses_to_overwrite(tmp_path):
         Campaign(**FAST, budget=12, seed=3, out=str(tmp_path / "a")).run(progress=False)
 
 
-@pytest.mark.parametrize("strategy", ["random", "bo"])
+@pytest.mark.parametrize("strategy", ["random", "bo", DEFAULT_STRATEGY])
 def test_resume_after_kill_equals_uninterrupted(tmp_path, strategy):
     """SIGKILL a running `searcher hunt` at an arbitrary point, resume it: every trial exactly once,
     and the same trials as a run that was never interrupted (BO: its GP state carried over too)."""
@@ -124,17 +125,23 @@ def test_cli_hunt_and_summary(tmp_path):
                  "--out", str(out), "--no-progress"]) == 0
     assert len(load_campaign(out).trials) == 8
     assert main(["hunt", "--generator", "planted", "--target", "planted", "--budget", "8", "--out", str(out), "--no-progress"]) == 2
-    # integer strategy options arrive as integers, float ones as floats
+    # integer strategy options arrive as integers, float ones as floats (the default strategy's)
     bo = tmp_path / "bo"
     assert main(["hunt", "--generator", "planted", "--target", "planted", "--budget", "8", "--out", str(bo), "--no-progress",
-                 "--strategy-option", "n_init=4", "--strategy-option", "capacity=10", "--strategy-option", "radius=0.3"]) == 0
-    assert load_campaign(bo).config["strategy_options"] == {"n_init": 4, "capacity": 10, "radius": 0.3}
+                 "--strategy-option", "n_init=4", "--strategy-option", "early=0.5", "--strategy-option", "radius=0.3"]) == 0
+    assert load_campaign(bo).config["strategy"] == DEFAULT_STRATEGY
+    assert load_campaign(bo).config["strategy_options"] == {"n_init": 4, "early": 0.5, "radius": 0.3}
 
 
-def test_ray_executor_gives_the_same_trials(tmp_path):
-    """Two Ray actors share every batch and produce exactly the local executor's trials."""
-    local = Campaign(**FAST, budget=16, seed=2, out=str(tmp_path / "local")).run(progress=False).trials
-    ray_run = Campaign(**FAST, budget=16, seed=2, workers=2, out=str(tmp_path / "ray")).run(progress=False).trials
+@pytest.mark.parametrize("strategy", ["random", DEFAULT_STRATEGY])
+def test_ray_executor_gives_the_same_trials(tmp_path, strategy):
+    """Two Ray actors share every batch and produce exactly the local executor's trials (the default
+    strategy past its Sobol start, on the planted target's continuous score)."""
+    kw = {**FAST, "strategy": strategy, "budget": 16, "seed": 2}
+    if strategy != "random":
+        kw.update(budget=28, loss="score", target_options={"score": True}, strategy_options={"n_init": 8})
+    local = Campaign(**kw, out=str(tmp_path / "local")).run(progress=False).trials
+    ray_run = Campaign(**kw, workers=2, out=str(tmp_path / "ray")).run(progress=False).trials
     assert set(ray_run["worker"]) == {"ray-0", "ray-1"}
     pd.testing.assert_frame_equal(comparable(local), comparable(ray_run))
 

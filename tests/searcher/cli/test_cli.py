@@ -4,6 +4,7 @@ import sys
 from PIL import Image
 
 from searcher.cli import main
+from searcher.strategies import DEFAULT_STRATEGY
 
 
 def test_render_writes_a_labelled_sheet(tmp_path, capsys):
@@ -55,5 +56,5 @@ def test_compare_help_shows_its_defaults(capsys):
     with pytest.raises(SystemExit):
         main(["compare", "--help"])
     out = capsys.readouterr().out
-    for default in ("(default: dlib-cnn)", "(default: 400)", "(default: runs/compare)", "(default: random,bo)"):
+    for default in ("(default: dlib-cnn)", "(default: 400)", "(default: runs/compare)", f"(default: random,{DEFAULT_STRATEGY})"):
         assert default in " ".join(out.split()), default
