@@ -34,7 +34,13 @@ per failure mode instead of one per restart):
 4. **Explore.** Thompson sampling: one joint posterior draw over uniform points and neighbours of
    the highest-loss passes, all farther than `radius` from every failure and every point of the
    batch; its argmax. With a continuous loss this follows the confidence down to a new mode; with
-   0/1 it is a space-filling draw away from the known ones.
+   0/1 it is a space-filling draw away from the known ones. Candidates on the slope of a mode
+   already found are left out while others remain: those where the posterior mean rises all along
+   the segment to the nearest failure (the hill-valley test of niching evolutionary search, Ursem
+   1999), since what climbs from there finds the known mode again. Without it the draw favoured
+   them: they score highest of all passes, being nearest the failures. Only with a graded loss
+   (passes that differ): under 0/1 the mean decays from the failures alike everywhere, and every
+   candidate would look like the slope of one.
 5. **Unjudged points.** A classify target's faces whose truth lies within the margin of its cut
    are excluded, never judged (`searcher.objective`): an evaluation spent there finds nothing and
    tells the model nothing. Given that band of the cube (`unjudged`, which the campaign works out
@@ -284,8 +290,21 @@ class FailureModes(CarriedGP):
         C = C[self._judged(C) & (self._nearest(C, avoid) >= self.radius) & np.array([row.tobytes() not in seen for row in C])]
         if not len(C):
             return self._next_sobol(1)[0]
+        graded = passes.any() and np.ptp(loss[passes]) > 0  # passes that differ: a loss with slopes (module docstring)
+        if len(failures) and graded:
+            elsewhere = ~self._on_known_slope(model, C, failures)
+            C = C[elsewhere] if elsewhere.any() else C
         draw = model.gp.posterior(torch.tensor(C)).rsample().reshape(-1).numpy()
         return C[int(np.argmax(model.margin(C, draw)))]
+
+    def _on_known_slope(self, model: _Model, C: np.ndarray, failures: np.ndarray) -> np.ndarray:
+        """Per row of `C`, whether the posterior mean (as a failure margin) rises all along the
+        segment to its nearest failure, at 1/4, 1/2 and 3/4: no valley parts it from a known mode."""
+        nearest = np.concatenate([self._distance(chunk, failures).argmin(axis=1) for chunk in np.array_split(C, max(1, len(C) // 256))])
+        ts = _SEGMENT[None, :, None]
+        between = (C[:, None] * (1 - ts) + failures[nearest][:, None] * ts).reshape(-1, self.dim)
+        here, along = model.scores(C)[1], model.scores(between)[1]
+        return (along.reshape(-1, len(_SEGMENT)) >= here[:, None]).all(axis=1)
 
 
 class ModelFreeFailureModes(FailureModes):

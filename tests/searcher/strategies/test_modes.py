@@ -95,6 +95,27 @@ def test_a_stray_failure_beside_a_mode_counts_the_failures_of_the_mode():
     assert np.array_equal(s._crowding(failures, modes, None), np.bincount(modes))
 
 
+def test_exploration_leaves_out_the_slopes_of_modes_already_found():
+    """Two hills of loss, one ball of failures on top of each (the planted score's shape); only the
+    first ball's failures are known. A pass on the first ball's slope is on a known slope (the mean
+    rises all the way to a failure); one on the far slope of the second ball is not (the valley
+    between the balls parts them), nor is one beside the second ball, inside the same valley."""
+    centres = np.array([[0.22, 0.22, 0.22], [0.78, 0.78, 0.78]])
+
+    def loss(X: np.ndarray) -> np.ndarray:
+        d = np.sqrt(((X[:, None] - centres[None]) ** 2).sum(-1)).min(1)
+        return np.where(d < 0.2, 1.0, 0.4 * np.exp(-3 * d))
+
+    s = make_strategy("bo-modes", CUBE3, seed=0)
+    X = np.random.default_rng(0).random((400, 3))
+    s.tell(X, loss(X))
+    Xa, y = s.history.answered()
+    known = Xa[(y >= FAILURE) & (Xa[:, 0] < 0.5)]  # the first ball's failures only
+    assert len(known) >= 3
+    C = np.array([[0.05, 0.05, 0.05], [0.22, 0.45, 0.22], [0.95, 0.95, 0.95], [0.78, 0.55, 0.78]])
+    assert s._on_known_slope(s._fit(Xa, y), C, known).tolist() == [True, True, False, False]
+
+
 def test_normal_scores_share_ties_and_keep_the_order():
     z = normal_scores(np.array([0.0, 1.0, 0.0, 0.3]))
     assert z[0] == z[2] < z[3] < z[1] and z[1] == -normal_scores(np.arange(4.0))[0]
