@@ -97,7 +97,8 @@ def test_bad_configs_fail_before_any_evaluation(tmp_path):
         ({"alpha": 1.5}, "'alpha'"),
         ({"strategy": "bo", "strategy_options": {"n_init": 20}}, r"budget \(8\) is smaller than the initial design"),
         ({"strategy": "bo", "strategy_options": {"radius": 0}}, "'radius'"),
-        ({"strategy": "random", "alpha": 0.5}, "no option 'alpha'"),
+        ({"strategy": "random", "alpha": 0.5}, "is an option of the 'bo' strategy, and this campaign's strategy is 'random'"),
+        ({"strategy": DEFAULT_STRATEGY, "alpha": 0.5}, f"strategy is '{DEFAULT_STRATEGY}'.*add --strategy bo"),
         ({"fix": {"x0": 2.0}}, "'x0'"),
         ({"vary": ["nope"]}, "Unknown parameter 'nope'"),
     ]
