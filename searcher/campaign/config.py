@@ -133,6 +133,9 @@ class CampaignConfig:
         check_int("retries", self.retries, 0, owner=owner)
         if self.alpha is not None:
             check_number("alpha", self.alpha, 0.0, 1.0, owner=owner)
+            if "alpha" not in STRATEGIES.options(self.strategy):
+                raise ParameterError(f"alpha (the diversity weight of eq. (4) of McDuff et al.) is an option of the 'bo' strategy, and this "
+                                     f"campaign's strategy is {self.strategy!r} (the default is {DEFAULT_STRATEGY!r}): add --strategy bo, or leave alpha out.")
         check_number("audit", self.audit, 0.0, 1.0, open_high=True, owner=owner)
         if self.executor is not None:
             check_choice("executor", self.executor, EXECUTORS, owner=owner)

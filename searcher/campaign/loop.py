@@ -33,7 +33,7 @@ from searcher.campaign.store import DirectoryLock, Store
 from searcher.errors import ParameterError
 from searcher.objective import Judge
 from searcher.space import Continuous, Space
-from searcher.strategies import DEFAULT_STRATEGY, STRATEGIES, Strategy, make_strategy
+from searcher.strategies import Strategy, make_strategy
 
 __all__ = ["Campaign", "audited", "run", "run_or_resume"]
 
@@ -72,9 +72,6 @@ class _Loop:
         self.space, self.held = search_space(generator.space, c.vary, c.fix, c.cube)
         options = dict(c.strategy_options)
         if c.alpha is not None:
-            if "alpha" not in STRATEGIES.options(c.strategy):
-                raise ParameterError(f"alpha (the diversity weight of eq. (4) of McDuff et al.) is an option of the 'bo' strategy, and this "
-                                     f"campaign's strategy is {c.strategy!r} (the default is {DEFAULT_STRATEGY!r}): add --strategy bo, or leave alpha out.")
             options["alpha"] = c.alpha
         objective = c.spec().build(generator)  # the target and loss too, before anything is evaluated
         unjudged = None

@@ -198,7 +198,17 @@ class FailureModes(CarriedGP):
         """Per row of `A`, the distance to the nearest row of `B` (inf if none)."""
         if not len(B):
             return np.full(len(A), np.inf)
-        return np.concatenate([self._distance(chunk, B).min(axis=1) for chunk in np.array_split(A, max(1, len(A) // 256))])
+        return self._closest(A, B)[0]
+
+    def _closest(self, A: np.ndarray, B: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Per row of `A`, the distance to the nearest row of `B` (not empty) and that row's index,
+        a block of `A` at a time (memory O(256 len(B)))."""
+        dist, index = [], []
+        for chunk in np.array_split(A, max(1, len(A) // 256)):
+            D = self._distance(chunk, B)
+            index.append(D.argmin(axis=1))
+            dist.append(D[np.arange(len(D)), index[-1]])
+        return np.concatenate(dist), np.concatenate(index)
 
     def _modes(self, failures: np.ndarray, model: _Model | None) -> np.ndarray:
         """Per failure, its mode (0 ..): connected components of the failure graph (module docstring)."""
@@ -300,7 +310,7 @@ class FailureModes(CarriedGP):
     def _on_known_slope(self, model: _Model, C: np.ndarray, failures: np.ndarray) -> np.ndarray:
         """Per row of `C`, whether the posterior mean (as a failure margin) rises all along the
         segment to its nearest failure, at 1/4, 1/2 and 3/4: no valley parts it from a known mode."""
-        nearest = np.concatenate([self._distance(chunk, failures).argmin(axis=1) for chunk in np.array_split(C, max(1, len(C) // 256))])
+        nearest = self._closest(C, failures)[1]
         ts = _SEGMENT[None, :, None]
         between = (C[:, None] * (1 - ts) + failures[nearest][:, None] * ts).reshape(-1, self.dim)
         here, along = model.scores(C)[1], model.scores(between)[1]

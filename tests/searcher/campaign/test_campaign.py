@@ -127,11 +127,11 @@ def test_cli_hunt_and_summary(tmp_path):
     assert len(load_campaign(out).trials) == 8
     assert main(["hunt", "--generator", "planted", "--target", "planted", "--budget", "8", "--out", str(out), "--no-progress"]) == 2
     # integer strategy options arrive as integers, float ones as floats (the default strategy's)
-    bo = tmp_path / "bo"
-    assert main(["hunt", "--generator", "planted", "--target", "planted", "--budget", "8", "--out", str(bo), "--no-progress",
+    default = tmp_path / "default"
+    assert main(["hunt", "--generator", "planted", "--target", "planted", "--budget", "8", "--out", str(default), "--no-progress",
                  "--strategy-option", "n_init=4", "--strategy-option", "early=0.5", "--strategy-option", "radius=0.3"]) == 0
-    assert load_campaign(bo).config["strategy"] == DEFAULT_STRATEGY
-    assert load_campaign(bo).config["strategy_options"] == {"n_init": 4, "early": 0.5, "radius": 0.3}
+    assert load_campaign(default).config["strategy"] == DEFAULT_STRATEGY
+    assert load_campaign(default).config["strategy_options"] == {"n_init": 4, "early": 0.5, "radius": 0.3}
 
 
 @pytest.mark.parametrize("strategy", ["random", DEFAULT_STRATEGY])

@@ -31,6 +31,15 @@ def run_on(s: Strategy, loss: Callable[[np.ndarray], np.ndarray], steps: int) ->
     return np.concatenate(out)
 
 
+BALLS = np.array([[0.22, 0.22, 0.22], [0.78, 0.78, 0.78]])  # two balls of failures at opposite corners of the cube
+
+
+def two_balls(X: np.ndarray, decay: float) -> np.ndarray:
+    """1 within 0.2 of either centre of `BALLS`; outside, a score that falls as `0.4 exp(-decay d)`."""
+    d = np.sqrt(((X[:, None] - BALLS[None]) ** 2).sum(-1)).min(1)
+    return np.where(d < 0.2, 1.0, 0.4 * np.exp(-decay * d))
+
+
 def run(name: str, score: bool, steps: int = 30, **options) -> np.ndarray:
     s = make_strategy(name, CUBE3, seed=0, budget=4 * steps, **options)
     return run_on(s, lambda X: PLANTED.loss(X, score=score), steps)
@@ -74,15 +83,9 @@ def test_a_stray_failure_beside_a_mode_counts_the_failures_of_the_mode():
     opposite corners of the cube: a failure set apart from its ball's other failures (as the graph
     leaves a stray where the model is unsure) counts them all; each ball's mode counts its own
     failures and none of the other ball's; the ablation counts a mode's own."""
-    centres = np.array([[0.22, 0.22, 0.22], [0.78, 0.78, 0.78]])
-
-    def loss(X: np.ndarray) -> np.ndarray:
-        d = np.sqrt(((X[:, None] - centres[None]) ** 2).sum(-1)).min(1)
-        return np.where(d < 0.2, 1.0, 0.4 * np.exp(-d))
-
     s = make_strategy("bo-modes", CUBE3, seed=0)
     X = np.random.default_rng(0).random((500, 3))
-    s.tell(X, loss(X))
+    s.tell(X, two_balls(X, decay=1.0))
     Xa, y = s.history.answered()
     failures = Xa[y >= FAILURE]
     ball = (failures[:, 0] > 0.5).astype(int)
@@ -100,15 +103,9 @@ def test_exploration_leaves_out_the_slopes_of_modes_already_found():
     first ball's failures are known. A pass on the first ball's slope is on a known slope (the mean
     rises all the way to a failure); one on the far slope of the second ball is not (the valley
     between the balls parts them), nor is one beside the second ball, inside the same valley."""
-    centres = np.array([[0.22, 0.22, 0.22], [0.78, 0.78, 0.78]])
-
-    def loss(X: np.ndarray) -> np.ndarray:
-        d = np.sqrt(((X[:, None] - centres[None]) ** 2).sum(-1)).min(1)
-        return np.where(d < 0.2, 1.0, 0.4 * np.exp(-3 * d))
-
     s = make_strategy("bo-modes", CUBE3, seed=0)
     X = np.random.default_rng(0).random((400, 3))
-    s.tell(X, loss(X))
+    s.tell(X, two_balls(X, decay=3.0))
     Xa, y = s.history.answered()
     known = Xa[(y >= FAILURE) & (Xa[:, 0] < 0.5)]  # the first ball's failures only
     assert len(known) >= 3
