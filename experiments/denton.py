@@ -161,17 +161,21 @@ def _smile_scores(target: Any, images: np.ndarray) -> np.ndarray:
     return np.where(labels == SMILING, score, 1.0 - score)
 
 
+def swept_faces(gen: FacesCVAE, n: int, seed: int) -> tuple[Any, np.ndarray, list[dict[str, str]]]:
+    """The `n` reference faces the sweeps start from (seed + 11), their codes `z = E(x)` and the
+    conditions `E` reads off them: (batch, codes, conditions)."""
+    ref = gen.reference({}, n, seed=seed + 11)
+    names = [c.name for c in gen.spec.conditions]
+    return ref, gen.encode(ref.images), [{k: p[k] for k in names} for p in gen.encode_params(ref.images)]
+
+
 def sweep(gen: FacesCVAE, vectors: dict[str, np.ndarray], scale: float, n: int, lambdas: np.ndarray, seed: int,
           target_names: tuple[str, ...] = TARGETS) -> tuple[pd.DataFrame, np.ndarray, list[dict[str, str]], dict]:
     """Encodes `n` other reference faces and scores `G(z + lambda scale d)` for every direction and
     lambda (each row of a set of controls in turn); returns the tidy table (direction, control,
     image, lambda, one score column per target), the codes, their encoded conditions, and a few
     rendered rows per direction (the first control's) for the figure."""
-    ref = gen.reference({}, n, seed=seed + 11)
-    params = gen.encode_params(ref.images)
-    names = [c.name for c in gen.spec.conditions]
-    conditions = [{k: p[k] for k in names} for p in params]
-    z = gen.encode(ref.images)
+    _, z, conditions = swept_faces(gen, n, seed)
     models = {t: targets.load(t) for t in target_names}
 
     def scored(images: np.ndarray) -> dict[str, np.ndarray]:
@@ -229,8 +233,16 @@ def sensitivities(scores: pd.DataFrame, conditions: list[dict[str, str]], target
 def sanity(gen: FacesCVAE, z: np.ndarray, conditions: list[dict[str, str]], zero: pd.DataFrame, n: int, seed: int,
            target: str = "smile-cnn") -> pd.DataFrame:
     """Sec. 5's check: `n` codes interpolated between two codes of the same predicted class and
-    the same encoded conditions keep the class? (`interpolation_codes` per condition cell)."""
+    the same encoded conditions keep the class? (`sanity_plan`, scored by `interpolation_check`)."""
     score = zero.set_index("image")[target].reindex(range(len(z))).to_numpy()
+    return interpolation_check(sanity_plan(gen, z, conditions, score, n, seed, target))
+
+
+def sanity_plan(gen: FacesCVAE, z: np.ndarray, conditions: list[dict[str, str]], score: np.ndarray, n: int, seed: int,
+                target: str = "smile-cnn") -> pd.DataFrame:
+    """The interpolated codes of the check and `target`'s score on each: `interpolation_codes` per
+    condition cell, on the codes `z` whose faces `target` scored `score`; `start` and `end` are
+    rows of `z`, `cell` the cell's number."""
     cells = pd.Series([tuple(c.values()) for c in conditions])
     model, plans = targets.load(target), []
     for k, (_, members) in enumerate(cells.groupby(cells).groups.items()):
@@ -240,8 +252,9 @@ def sanity(gen: FacesCVAE, z: np.ndarray, conditions: list[dict[str, str]], zero
             continue
         codes, plan = interpolation_codes(z[members], labels, max(1, n // cells.nunique()), seed=seed + k)
         plan["score"] = _smile_scores(model, gen.from_latent(codes, conditions=conditions[members[0]]).images)
-        plans.append(plan)
-    return interpolation_check(pd.concat(plans, ignore_index=True))
+        plan[["start", "end"]] = members[plan[["start", "end"]].to_numpy()]
+        plans.append(plan.assign(cell=k))
+    return pd.concat(plans, ignore_index=True)
 
 
 def attribute_pairs(a: Attribute, rows: list[dict[str, Any]], seed: int) -> tuple[np.ndarray, np.ndarray]:

@@ -135,3 +135,23 @@ def test_the_renderer_knows_the_planted_answer(quick):
     assert list(truth["cohort"]) == ["masculine faces", "feminine faces", "all"]
     assert truth.loc["beard", "rate_0to1"] > truth.loc["eyewear", "rate_0to1"] + 0.2
     assert "## Against the renderer's answer" in (out / "report.md").read_text()
+
+
+def test_sanity_plan_draws_each_point_between_two_codes_of_its_class_and_cell(quick):
+    """The check's pairs: `start` and `end` are rows of the codes given (two distinct faces of the
+    class the point is labelled with, read off the same conditions), and the point is the code on
+    the line between them at `t`, as `from_latent` draws it."""
+    dn, _ = quick
+    gen = dn.FacesCVAE(resolution=128)
+    _, z, conditions = dn.swept_faces(gen, 24, seed=3)
+    score = np.random.default_rng(0).random(len(z))  # any scores in [0, 1]: the plan is built from them
+    plan = dn.sanity_plan(gen, z, conditions, score, 40, seed=0)
+    assert len(plan) and plan["score"].between(0, 1).all()
+    start, end = plan["start"].to_numpy(), plan["end"].to_numpy()
+    assert (start != end).all()
+    assert ((score[start] >= 0.5) == plan["label"]).all() and ((score[end] >= 0.5) == plan["label"]).all()
+    assert all(conditions[i] == conditions[j] for i, j in zip(start, end))
+    i, j, t = start[0], end[0], plan["t"].iloc[0]
+    code = (1 - t) * z[i] + t * z[j]
+    again = dn._smile_scores(dn.targets.load("smile-cnn"), gen.from_latent(code[None], conditions=conditions[i]).images)
+    assert again[0] == pytest.approx(plan["score"].iloc[0], abs=1e-6)

@@ -1,0 +1,99 @@
+"""Why interpolated codes of `faces-cvae` lose `smile-cnn`'s class (Denton et al.'s Sec. 5 check).
+
+Runs the check as `experiments/denton.py` does (the same faces, pairs and positions), then asks of
+the same pairs three questions: does the class survive when the line is drawn in the decoder's own
+code space (`z = prior(u, c)`, before the prior's flow) instead of the searched `u`; does it survive
+when both endpoints are far from the classifier's boundary (outside `NEAR_BOUNDARY`); and, for the
+smiling pairs, does it depend on whether the renderer drew a smile (smile > 0.5) at both endpoints,
+one, or neither (a face `smile-cnn` calls smiling without one is called so for another reason).
+
+    python benchmarks/cvae_interpolation.py [--n-sweep 400] [--n-check 600] [--seed 0]
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import torch
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "experiments"))
+
+import denton  # noqa: E402
+
+import targets  # noqa: E402
+from generators.learned.data import CONDITIONS  # noqa: E402
+from generators.learned.model import one_hot_blocks  # noqa: E402
+from generators.learned.train import SIZES, load_networks, load_prior  # noqa: E402
+from searcher.causal import NEAR_BOUNDARY  # noqa: E402
+
+
+def native_scores(gen: denton.FacesCVAE, z: np.ndarray, conditions: list[dict[str, str]], plan: pd.DataFrame, model) -> np.ndarray:
+    """`smile-cnn`'s score on the plan's points with the line drawn in the decoder's code space:
+    `G((1 - t) prior(u_i, c) + t prior(u_j, c), c)`, resized as the generator resizes its output."""
+    dec, _ = load_networks()
+    prior = load_prior()
+    index = torch.tensor([[cats.index(conditions[i][name]) for name, cats in CONDITIONS.items()] for i in plan["start"]])
+    c = one_hot_blocks(index, SIZES)
+    t = torch.tensor(plan["t"].to_numpy(), dtype=torch.float32)[:, None]
+    with torch.no_grad():
+        ends = [prior(torch.tensor(z[plan[k].to_numpy()], dtype=torch.float32), c) for k in ("start", "end")]
+        x = dec((1 - t) * ends[0] + t * ends[1], c)
+    return denton._smile_scores(model, gen.resize(x * 255.0))
+
+
+def kept(plan: pd.DataFrame, column: str) -> pd.Series:
+    """Per endpoint class (0 not smiling, 1 smiling), the share of points whose score keeps it."""
+    return ((plan[column] >= 0.5).astype(int) == plan["label"]).groupby(plan["label"]).mean()
+
+
+def percent(frame: pd.DataFrame) -> str:
+    """The frame as text, shares as percentages."""
+    return frame.to_string(formatters={c: "{:.1%}".format for c in frame.columns if c != "n"})
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--n-sweep", type=int, default=400, help="encoded faces (seed + 11), as denton.py")
+    ap.add_argument("--n-check", type=int, default=600, help="interpolated codes per class, as denton.py")
+    ap.add_argument("--seed", type=int, default=0)
+    args = ap.parse_args()
+
+    gen = denton.FacesCVAE(resolution=128)
+    ref, z, conditions = denton.swept_faces(gen, args.n_sweep, args.seed)
+    model = targets.load("smile-cnn")
+    score = denton._smile_scores(model, gen.from_latent(z, conditions=conditions).images)
+    plan = denton.sanity_plan(gen, z, conditions, score, args.n_check, args.seed)
+    plan["native"] = native_scores(gen, z, conditions, plan, model)
+    low, high = NEAR_BOUNDARY
+    sure = ~(np.isin(plan["start"], np.flatnonzero((score > low) & (score < high)))
+             | np.isin(plan["end"], np.flatnonzero((score > low) & (score < high))))
+    smile = ref.truth["smile"].to_numpy(float) > 0.5
+    drawn = smile[plan["start"]].astype(int) + smile[plan["end"]].astype(int)
+
+    rows = []
+    for name, part in (("all pairs", plan), (f"both endpoints outside {low:g}-{high:g}", plan[sure])):
+        u, native = kept(part, "score"), kept(part, "native")
+        rows.append({"pairs": name, "n": len(part), "not smiling kept (u)": u.get(0), "smiling kept (u)": u.get(1),
+                     "not smiling kept (z)": native.get(0), "smiling kept (z)": native.get(1)})
+    print("Codes interpolated between two codes of the same class, as denton.py draws them (u: the searched,\n"
+          "whitened code) and in the decoder's own code space (z = prior(u, c)):\n")
+    print(percent(pd.DataFrame(rows).set_index("pairs")))
+    missed = plan[(plan["label"] == 1) & (plan["score"] < 0.5)]
+    print(f"\nThe smiling pairs' misses (u): median score {missed['score'].median():.2f} ({len(missed)} points).")
+    smiling = plan["label"] == 1
+    by_smile = pd.DataFrame([{"renderer smile at": f"{k} of 2 endpoints", "n": int((smiling & (drawn == k)).sum()),
+                              "kept (u)": kept(plan[smiling & (drawn == k)], "score").get(1),
+                              "kept (z)": kept(plan[smiling & (drawn == k)], "native").get(1)} for k in (2, 1, 0)]).set_index("renderer smile at")
+    print("\nSmiling pairs, by whether the renderer drew a smile (smile > 0.5) at their endpoints:\n")
+    print(percent(by_smile))
+    called = score >= 0.5
+    print(f"\n{called.sum()} of {len(score)} drawn faces are called smiling; their renders had a smile on {smile[called].mean():.1%} "
+          f"of them (and on {smile[~called].mean():.1%} of those called not smiling).")
+
+
+if __name__ == "__main__":
+    main()
