@@ -16,7 +16,8 @@ campaign does not say when, so it is counted as harvest.) Audit points are left 
 
 Planted cases store no points, so `--planted` runs them again (deterministic: the suite's runs,
 point for point) and adds what the truth knows: the share of the failures in the region harvested
-most (1/k is even), and how many of the regions hit were first hit by an exploring point.
+most (1/k is even), how many of the regions hit were first hit by an exploring point, and how
+many after the schedule's split (what exploring less late in the run would put at risk).
 """
 
 from __future__ import annotations
@@ -47,9 +48,14 @@ def roles(trials: pd.DataFrame, config: dict) -> tuple[np.ndarray, np.ndarray]:
     return schedule_roles(failed, int(config["budget"]), config.get("strategy_options") or {}), failed
 
 
+def _schedule(budget: int, options: dict) -> FailureModes:
+    """A `bo-modes` strategy whose schedule is the run's (its budget and schedule options)."""
+    return FailureModes(Space([Continuous("x", 0.0, 1.0)]), budget=budget, **{k: v for k, v in options.items() if k in SCHEDULE})
+
+
 def schedule_roles(failed: np.ndarray, budget: int, options: dict) -> np.ndarray:
     """The role of each point of a run of `budget` with these strategy options (module docstring)."""
-    schedule = FailureModes(Space([Continuous("x", 0.0, 1.0)]), budget=budget, **{k: v for k, v in options.items() if k in SCHEDULE})
+    schedule = _schedule(budget, options)
     first = int(np.argmax(failed)) if failed.any() else len(failed)
     return np.array(["sobol" if i < schedule.n_init else "explore" if i <= first or schedule.explores(i) else "harvest"
                      for i in range(len(failed))])
@@ -57,12 +63,14 @@ def schedule_roles(failed: np.ndarray, budget: int, options: dict) -> np.ndarray
 
 def planted_rates(cases: str, seeds: list[int], strategy: str = "bo-modes", options: dict | None = None, budget: int = 400) -> pd.DataFrame:
     """`rates` for planted cases, each run again by ask/tell, with the largest region's share of the
-    failures and the regions first hit by an exploring point."""
+    failures, the regions first hit by an exploring point and those first hit after the schedule's
+    split (where exploring drops to the `late` rate)."""
     rows = []
     for case in select_cases(cases):
         if case.kind != "planted":
             continue
         regions = case.regions()
+        late = _schedule(budget, options or {}).split * budget  # the first index explored at the `late` rate
         for seed in seeds:
             X, _ = ask_tell(make_strategy(strategy, regions.space, seed=seed, budget=budget, **(options or {})),
                             partial(regions.loss, score=case.score), budget)
@@ -70,9 +78,11 @@ def planted_rates(cases: str, seeds: list[int], strategy: str = "bo-modes", opti
             failed = region >= 0
             role = schedule_roles(failed, budget, options or {})
             hit, first = np.unique(region[failed], return_index=True)
+            first = np.flatnonzero(failed)[first]  # the index of each region's first hit
             rows.append({"case": case.name, "seed": seed, **_counts(role, failed), "regions": len(hit),
                          "largest_share": float(np.bincount(region[failed]).max() / failed.sum()) if failed.any() else float("nan"),
-                         "found_exploring": int((role[np.flatnonzero(failed)[first]] == "explore").sum())})
+                         "found_exploring": int((role[first] == "explore").sum()),
+                         "found_late": int((first >= late).sum())})
     return pd.DataFrame(rows)
 
 
@@ -99,7 +109,8 @@ def rates(root: Path, strategy: str = "bo-modes") -> pd.DataFrame:
 def summary(df: pd.DataFrame) -> str:
     """A markdown table per case: mean failures, and each role's failure rate (min-max over seeds)."""
     planted = "regions" in df  # what the truth of a planted case adds
-    heads = [f"{r}: failure rate (points)" for r in ROLES] + (["regions hit (first hit exploring)", "largest region's share of failures"] if planted else [])
+    truth = ["regions hit (first hit exploring; after the split)", "largest region's share of failures"]
+    heads = [f"{r}: failure rate (points)" for r in ROLES] + (truth if planted else [])
     lines = ["| case | seeds | failures | " + " | ".join(heads) + " |", "|---|---|---|" + "---|" * len(heads)]
     for case, g in df.groupby("case", sort=False):
         cells = []
@@ -108,7 +119,7 @@ def summary(df: pd.DataFrame) -> str:
             span = f"{rate.min():.2f}-{rate.max():.2f}" if len(g) > 1 else f"{rate.iloc[0]:.2f}"
             cells.append(f"{g[f'{r}_failures'].sum() / max(1, g[f'{r}_points'].sum()):.2f} [{span}] ({g[f'{r}_points'].mean():.0f})")
         if planted:
-            cells += [f"{g['regions'].mean():.1f} ({g['found_exploring'].mean():.1f})", f"{g['largest_share'].mean():.2f}"]
+            cells += [f"{g['regions'].mean():.1f} ({g['found_exploring'].mean():.1f}; {g['found_late'].mean():.1f})", f"{g['largest_share'].mean():.2f}"]
         lines.append(f"| {case} | {len(g)} | {g['failures'].mean():.1f} | " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
