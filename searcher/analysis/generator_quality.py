@@ -102,8 +102,31 @@ class GeneratorValidation:
             paths.append(path)
         return paths
 
+    def spread(self) -> pd.DataFrame:
+        """How far apart the groups' Frechet distances lie, as McDuff et al. compare FID across their
+        groups: largest over smallest `fd` over the combinations, and over each condition's
+        categories (`over`), the groups at both ends, and the same ratio of `fd / fd_blur` (the
+        spread beyond what the descriptor makes of one blur). Empty without distances."""
+        t = self.table
+        if "fd" not in t or t["fd"].isna().all():
+            return pd.DataFrame(columns=["over", "fd_spread", "lowest", "highest", "blur_units_spread"]).set_index("over")
+        groups = t["group"].astype(str)
+        sets = {"combinations": t[~groups.str.contains("=") & (groups != "all")]}
+        for name in dict.fromkeys(g.split("=")[0] for g in groups if "=" in g):
+            sets[name] = t[groups.str.startswith(f"{name}=")]
+        rows = []
+        for over, part in sets.items():
+            fd = part.set_index("group")["fd"].dropna()
+            if len(fd) < 2:
+                continue
+            units = (part.set_index("group")["fd"] / part.set_index("group")["fd_blur"]).dropna() if "fd_blur" in part else pd.Series(dtype=float)
+            rows.append({"over": over, "fd_spread": fd.max() / fd.min(), "lowest": fd.idxmin(), "highest": fd.idxmax(),
+                         "blur_units_spread": units.max() / units.min() if len(units) > 1 else float("nan")})
+        return pd.DataFrame(rows).set_index("over")
+
     def markdown(self) -> str:
-        """The table as markdown: rates as percentages with their intervals."""
+        """The table as markdown: rates as percentages with their intervals; then the spread of the
+        Frechet distances across groups (`spread`)."""
         t = self.table
         rates = [c for c in t.columns if c.endswith(".rate")]
         cols = ["group", "n", *rates, *[c for c in ("fd", "fd_floor", "fd_blur", "fd_recon", "psnr", "encoder_conditions") if c in t.columns]]
@@ -123,6 +146,14 @@ class GeneratorValidation:
                 else:
                     cells.append("" if pd.isna(v) else f"{v:.3g}")
             lines.append("| " + " | ".join(cells) + " |")
+        spread = self.spread()
+        if len(spread):
+            fd = t.set_index("group")["fd"]
+            parts = [f"over the {over if over == 'combinations' else f'categories of {over}'} **{r.fd_spread:.2f}x** "
+                     f"({r.lowest} {fd[r.lowest]:.3g} to {r.highest} {fd[r.highest]:.3g}"
+                     + (f"; {r.blur_units_spread:.2f}x in units of the blur)" if pd.notna(r.blur_units_spread) else ")")
+                     for over, r in spread.iterrows()]
+            lines += ["", "Frechet distances, largest over smallest: " + ", ".join(parts) + "."]
         return "\n".join(lines)
 
 

@@ -91,3 +91,23 @@ def test_the_yardstick_blur_is_a_gaussian_of_one_pixel_per_64():
         ys, xs = np.mgrid[0:side, 0:side]
         var = (out * (xs - side // 2) ** 2).sum() / out.sum()  # the kernel's variance along x
         assert var == pytest.approx((side / 64) ** 2, rel=0.25)
+
+
+def test_spread_is_largest_over_smallest_distance_per_set_of_groups():
+    import pandas as pd
+
+    from searcher.analysis.generator_quality import GeneratorValidation
+
+    table = pd.DataFrame({"group": ["a x", "a y", "b x", "b y", "hue=a", "hue=b", "tone=x", "tone=y", "all"],
+                          "n": 10, "fd": [0.1, 0.2, 0.3, 0.15, 0.12, 0.24, 0.2, 0.16, 0.18],
+                          "fd_blur": [0.1, 0.1, 0.2, 0.3, 0.1, 0.2, 0.1, 0.2, 0.1]})
+    spread = GeneratorValidation(table).spread()
+    assert list(spread.index) == ["combinations", "hue", "tone"]  # "all" is in no set
+    assert spread.loc["combinations", "fd_spread"] == pytest.approx(3.0)
+    assert (spread.loc["combinations", "lowest"], spread.loc["combinations", "highest"]) == ("a x", "b x")
+    assert spread.loc["combinations", "blur_units_spread"] == pytest.approx(2.0 / 0.5)  # fd / fd_blur: 1, 2, 1.5, 0.5
+    assert spread.loc["hue", "fd_spread"] == pytest.approx(2.0) and spread.loc["hue", "blur_units_spread"] == pytest.approx(1.0)
+    assert spread.loc["tone", "fd_spread"] == pytest.approx(1.25) and spread.loc["tone", "highest"] == "tone=x"
+    assert "over the combinations **3.00x** (a x 0.1 to b x 0.3; 4.00x in units of the blur)" in GeneratorValidation(table).markdown()
+    bare = GeneratorValidation(table.drop(columns=["fd", "fd_blur"]))
+    assert bare.spread().empty and "largest over smallest" not in bare.markdown()
