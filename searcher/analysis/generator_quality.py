@@ -116,10 +116,11 @@ class GeneratorValidation:
             sets[name] = t[groups.str.startswith(f"{name}=")]
         rows = []
         for over, part in sets.items():
-            fd = part.set_index("group")["fd"].dropna()
+            by_group = part.set_index("group")
+            fd = by_group["fd"].dropna()
             if len(fd) < 2:
                 continue
-            units = (part.set_index("group")["fd"] / part.set_index("group")["fd_blur"]).dropna() if "fd_blur" in part else pd.Series(dtype=float)
+            units = (by_group["fd"] / by_group["fd_blur"]).dropna() if "fd_blur" in by_group else pd.Series(dtype=float)
             rows.append({"over": over, "fd_spread": fd.max() / fd.min(), "lowest": fd.idxmin(), "highest": fd.idxmax(),
                          "blur_units_spread": units.max() / units.min() if len(units) > 1 else float("nan")})
         return pd.DataFrame(rows).set_index("over")
