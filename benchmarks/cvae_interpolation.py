@@ -25,9 +25,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "experiments"))
 import denton  # noqa: E402
 
 import targets  # noqa: E402
-from generators.learned.data import CONDITIONS  # noqa: E402
-from generators.learned.model import one_hot_blocks  # noqa: E402
-from generators.learned.train import SIZES, load_networks, load_prior  # noqa: E402
+from generators.learned.train import load_networks, load_prior  # noqa: E402
 from searcher.causal import NEAR_BOUNDARY  # noqa: E402
 
 
@@ -36,8 +34,7 @@ def native_scores(gen: denton.FacesCVAE, z: np.ndarray, conditions: list[dict[st
     `G((1 - t) prior(u_i, c) + t prior(u_j, c), c)`, resized as the generator resizes its output."""
     dec, _ = load_networks()
     prior = load_prior()
-    index = torch.tensor([[cats.index(conditions[i][name]) for name, cats in CONDITIONS.items()] for i in plan["start"]])
-    c = one_hot_blocks(index, SIZES)
+    c = torch.from_numpy(gen._one_hot([conditions[i] for i in plan["start"]]))  # both ends share their cell's conditions
     t = torch.tensor(plan["t"].to_numpy(), dtype=torch.float32)[:, None]
     with torch.no_grad():
         ends = [prior(torch.tensor(z[plan[k].to_numpy()], dtype=torch.float32), c) for k in ("start", "end")]
@@ -69,8 +66,8 @@ def main() -> None:
     plan = denton.sanity_plan(gen, z, conditions, score, args.n_check, args.seed)
     plan["native"] = native_scores(gen, z, conditions, plan, model)
     low, high = NEAR_BOUNDARY
-    sure = ~(np.isin(plan["start"], np.flatnonzero((score > low) & (score < high)))
-             | np.isin(plan["end"], np.flatnonzero((score > low) & (score < high))))
+    near = (score > low) & (score < high)
+    sure = ~(near[plan["start"]] | near[plan["end"]])
     smile = ref.truth["smile"].to_numpy(float) > 0.5
     drawn = smile[plan["start"]].astype(int) + smile[plan["end"]].astype(int)
 

@@ -242,7 +242,7 @@ def sanity_plan(gen: FacesCVAE, z: np.ndarray, conditions: list[dict[str, str]],
                 target: str = "smile-cnn") -> pd.DataFrame:
     """The interpolated codes of the check and `target`'s score on each: `interpolation_codes` per
     condition cell, on the codes `z` whose faces `target` scored `score`; `start` and `end` are
-    rows of `z`, `cell` the cell's number."""
+    rows of `z`."""
     cells = pd.Series([tuple(c.values()) for c in conditions])
     model, plans = targets.load(target), []
     for k, (_, members) in enumerate(cells.groupby(cells).groups.items()):
@@ -253,7 +253,7 @@ def sanity_plan(gen: FacesCVAE, z: np.ndarray, conditions: list[dict[str, str]],
         codes, plan = interpolation_codes(z[members], labels, max(1, n // cells.nunique()), seed=seed + k)
         plan["score"] = _smile_scores(model, gen.from_latent(codes, conditions=conditions[members[0]]).images)
         plan[["start", "end"]] = members[plan[["start", "end"]].to_numpy()]
-        plans.append(plan.assign(cell=k))
+        plans.append(plan)
     return pd.concat(plans, ignore_index=True)
 
 
