@@ -6,13 +6,17 @@ code space (`z = prior(u, c)`, before the prior's flow) instead of the searched 
 when both endpoints are far from the classifier's boundary (outside `NEAR_BOUNDARY`); and, for the
 smiling pairs, does it depend on whether the renderer drew a smile (smile > 0.5) at both endpoints,
 one, or neither (a face `smile-cnn` calls smiling without one is called so for another reason).
+Last, the check on *generated* faces, as the paper builds its set (codes drawn from the prior, `u ~
+N(0, I)`, `--n-generated` per combination of conditions, seed + 13), where `denton.py` starts from
+encoded renders.
 
-    python benchmarks/cvae_interpolation.py [--n-sweep 400] [--n-check 600] [--seed 0]
+    python benchmarks/cvae_interpolation.py [--n-sweep 400] [--n-check 600] [--n-generated 200] [--seed 0]
 """
 
 from __future__ import annotations
 
 import argparse
+import itertools
 import sys
 from pathlib import Path
 
@@ -42,6 +46,25 @@ def native_scores(gen: denton.FacesCVAE, z: np.ndarray, conditions: list[dict[st
     return denton._smile_scores(model, gen.resize(x * 255.0))
 
 
+def generated_faces(gen: denton.FacesCVAE, per_cell: int, seed: int) -> tuple[np.ndarray, list[dict[str, str]]]:
+    """`per_cell` codes drawn from the prior (`u ~ N(0, I)`, seed + 13) for every combination of
+    conditions, and each code's conditions."""
+    names = [c.name for c in gen.spec.conditions]
+    cells = list(itertools.product(*[c.categories for c in gen.spec.conditions]))
+    u = np.random.default_rng(seed + 13).standard_normal((per_cell * len(cells), gen.latent_dim))
+    return u, [dict(zip(names, cell)) for cell in cells for _ in range(per_cell)]
+
+
+def cell_scores(gen: denton.FacesCVAE, u: np.ndarray, conditions: list[dict[str, str]], model) -> np.ndarray:
+    """`smile-cnn`'s score on `G(u, c)`, one combination of conditions at a time."""
+    cells = pd.Series([tuple(c.values()) for c in conditions])
+    score = np.empty(len(u))
+    for _, rows in cells.groupby(cells, sort=False).groups.items():
+        rows = np.asarray(rows)
+        score[rows] = denton._smile_scores(model, gen.from_latent(u[rows], conditions=conditions[rows[0]]).images)
+    return score
+
+
 def kept(plan: pd.DataFrame, column: str) -> pd.Series:
     """Per endpoint class (0 not smiling, 1 smiling), the share of points whose score keeps it."""
     return ((plan[column] >= 0.5).astype(int) == plan["label"]).groupby(plan["label"]).mean()
@@ -56,6 +79,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--n-sweep", type=int, default=400, help="encoded faces (seed + 11), as denton.py")
     ap.add_argument("--n-check", type=int, default=600, help="interpolated codes per class, as denton.py")
+    ap.add_argument("--n-generated", type=int, default=200, help="generated faces per combination of conditions")
     ap.add_argument("--seed", type=int, default=0)
     args = ap.parse_args()
 
@@ -71,8 +95,13 @@ def main() -> None:
     smile = ref.truth["smile"].to_numpy(float) > 0.5
     drawn = smile[plan["start"]].astype(int) + smile[plan["end"]].astype(int)
 
+    u, drawn_conditions = generated_faces(gen, args.n_generated, args.seed)
+    generated = denton.sanity_plan(gen, u, drawn_conditions, cell_scores(gen, u, drawn_conditions, model), args.n_check, args.seed)
+    generated["native"] = native_scores(gen, u, drawn_conditions, generated, model)
+
     rows = []
-    for name, part in (("all pairs", plan), (f"both endpoints outside {low:g}-{high:g}", plan[sure])):
+    for name, part in (("all pairs", plan), (f"both endpoints outside {low:g}-{high:g}", plan[sure]),
+                       (f"generated faces ({args.n_generated} per combination), as the paper", generated)):
         u, native = kept(part, "score"), kept(part, "native")
         rows.append({"pairs": name, "n": len(part), "not smiling kept (u)": u.get(0), "smiling kept (u)": u.get(1),
                      "not smiling kept (z)": native.get(0), "smiling kept (z)": native.get(1)})
