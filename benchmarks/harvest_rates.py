@@ -17,7 +17,11 @@ campaign does not say when, so it is counted as harvest.) Audit points are left 
 Planted cases store no points, so `--planted` runs them again (deterministic: the suite's runs,
 point for point) and adds what the truth knows: the share of the failures in the region harvested
 most (1/k is even), how many of the regions hit were first hit by an exploring point, and how
-many after the schedule's split (what exploring less late in the run would put at risk).
+many after the schedule's split (what exploring less late in the run would put at risk). For
+`bo-modes` it also keeps the model's `p_fail` at each harvesting point when it proposed it, and
+sets it against what the point did: the mean prediction beside the harvest's failure rate
+(calibration), and the AUC of the prediction for the outcome (does the model tell the harvest's
+hits from its misses?).
 """
 
 from __future__ import annotations
@@ -28,6 +32,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+from sklearn.metrics import roc_auc_score
 
 from searcher.bench import select_cases
 from searcher.bench.planted import ask_tell
@@ -61,6 +66,20 @@ def schedule_roles(failed: np.ndarray, budget: int, options: dict) -> np.ndarray
                      for i in range(len(failed))])
 
 
+class RecordingFailureModes(FailureModes):
+    """`bo-modes` that keeps the model's `p_fail` at every harvesting point it proposes (by the point's bytes)."""
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.predicted: dict[bytes, float] = {}
+
+    def _harvest(self, model, *rest):
+        x, mode = super()._harvest(model, *rest)
+        if x is not None and model is not None:
+            self.predicted[x.tobytes()] = float(np.exp(model.scores(x[None])[0][0]))
+        return x, mode
+
+
 def planted_rates(cases: str, seeds: list[int], strategy: str = "bo-modes", options: dict | None = None, budget: int = 400) -> pd.DataFrame:
     """`rates` for planted cases, each run again by ask/tell, with the largest region's share of the
     failures, the regions first hit by an exploring point and those first hit after the schedule's
@@ -72,17 +91,19 @@ def planted_rates(cases: str, seeds: list[int], strategy: str = "bo-modes", opti
         regions = case.regions()
         late = _schedule(budget, options or {}).split * budget  # the first index explored at the `late` rate
         for seed in seeds:
-            X, _ = ask_tell(make_strategy(strategy, regions.space, seed=seed, budget=budget, **(options or {})),
-                            partial(regions.loss, score=case.score), budget)
+            s = (RecordingFailureModes if strategy == "bo-modes" else partial(make_strategy, strategy))(
+                regions.space, seed=seed, budget=budget, **(options or {}))
+            X, _ = ask_tell(s, partial(regions.loss, score=case.score), budget)
             region = regions.region_of(X)
             failed = region >= 0
+            predicted = np.array([getattr(s, "predicted", {}).get(x.tobytes(), np.nan) for x in X])
             role = schedule_roles(failed, budget, options or {})
             hit, first = np.unique(region[failed], return_index=True)
             first = np.flatnonzero(failed)[first]  # the index of each region's first hit
             rows.append({"case": case.name, "seed": seed, **_counts(role, failed), "regions": len(hit),
                          "largest_share": float(np.bincount(region[failed]).max() / failed.sum()) if failed.any() else float("nan"),
                          "found_exploring": int((role[first] == "explore").sum()),
-                         "found_late": int((first >= late).sum())})
+                         "found_late": int((first >= late).sum()), "predicted": predicted, "failed": failed})
     return pd.DataFrame(rows)
 
 
@@ -109,8 +130,10 @@ def rates(root: Path, strategy: str = "bo-modes") -> pd.DataFrame:
 def summary(df: pd.DataFrame) -> str:
     """A markdown table per case: mean failures, and each role's failure rate (min-max over seeds)."""
     planted = "regions" in df  # what the truth of a planted case adds
+    model = "predicted" in df and df["predicted"].map(lambda p: np.isfinite(p).any()).any()  # bo-modes run again: its predictions kept
     truth = ["regions hit (first hit exploring; after the split)", "largest region's share of failures"]
-    heads = [f"{r}: failure rate (points)" for r in ROLES] + (truth if planted else [])
+    heads = [f"{r}: failure rate (points)" for r in ROLES] + (truth if planted else []) + \
+        (["harvest: model's mean p_fail / failure rate, AUC (points)"] if model else [])
     lines = ["| case | seeds | failures | " + " | ".join(heads) + " |", "|---|---|---|" + "---|" * len(heads)]
     for case, g in df.groupby("case", sort=False):
         cells = []
@@ -120,8 +143,19 @@ def summary(df: pd.DataFrame) -> str:
             cells.append(f"{g[f'{r}_failures'].sum() / max(1, g[f'{r}_points'].sum()):.2f} [{span}] ({g[f'{r}_points'].mean():.0f})")
         if planted:
             cells += [f"{g['regions'].mean():.1f} ({g['found_exploring'].mean():.1f}; {g['found_late'].mean():.1f})", f"{g['largest_share'].mean():.2f}"]
+        if model:
+            cells.append(_calibration(np.concatenate(g["predicted"].to_list()), np.concatenate(g["failed"].to_list())))
         lines.append(f"| {case} | {len(g)} | {g['failures'].mean():.1f} | " + " | ".join(cells) + " |")
     return "\n".join(lines)
+
+
+def _calibration(predicted: np.ndarray, failed: np.ndarray) -> str:
+    """The model's mean `p_fail` at the harvesting points it proposed, their failure rate, and the
+    AUC of the prediction for the outcome (pooled over seeds)."""
+    known = np.isfinite(predicted)
+    p, f = predicted[known], failed[known]
+    auc = f"{roc_auc_score(f, p):.2f}" if 0 < f.sum() < len(f) else "-"
+    return f"{p.mean():.2f} / {f.mean():.2f}, {auc} ({len(p)})" if len(p) else "-"
 
 
 def main(argv: list[str] | None = None) -> None:
