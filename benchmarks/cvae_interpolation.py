@@ -95,9 +95,10 @@ def main() -> None:
     smile = ref.truth["smile"].to_numpy(float) > 0.5
     drawn = smile[plan["start"]].astype(int) + smile[plan["end"]].astype(int)
 
-    u, drawn_conditions = generated_faces(gen, args.n_generated, args.seed)
-    generated = denton.sanity_plan(gen, u, drawn_conditions, cell_scores(gen, u, drawn_conditions, model), args.n_check, args.seed)
-    generated["native"] = native_scores(gen, u, drawn_conditions, generated, model)
+    prior_codes, prior_conditions = generated_faces(gen, args.n_generated, args.seed)
+    generated = denton.sanity_plan(gen, prior_codes, prior_conditions, cell_scores(gen, prior_codes, prior_conditions, model),
+                                   args.n_check, args.seed)
+    generated["native"] = native_scores(gen, prior_codes, prior_conditions, generated, model)
 
     rows = []
     for name, part in (("all pairs", plan), (f"both endpoints outside {low:g}-{high:g}", plan[sure]),

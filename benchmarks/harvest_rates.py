@@ -29,6 +29,7 @@ from __future__ import annotations
 import argparse
 from functools import partial
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -69,11 +70,11 @@ def schedule_roles(failed: np.ndarray, budget: int, options: dict) -> np.ndarray
 class RecordingFailureModes(FailureModes):
     """`bo-modes` that keeps the model's `p_fail` at every harvesting point it proposes (by the point's bytes)."""
 
-    def __init__(self, *args, **kwargs) -> None:
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.predicted: dict[bytes, float] = {}
 
-    def _harvest(self, model, *rest):
+    def _harvest(self, model: Any, *rest: Any) -> tuple[np.ndarray | None, int | None]:
         x, mode = super()._harvest(model, *rest)
         if x is not None and model is not None:
             self.predicted[x.tobytes()] = float(np.exp(model.scores(x[None])[0][0]))
