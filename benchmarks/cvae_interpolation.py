@@ -16,7 +16,6 @@ encoded renders.
 from __future__ import annotations
 
 import argparse
-import itertools
 import sys
 from pathlib import Path
 
@@ -30,6 +29,7 @@ import denton  # noqa: E402
 
 import targets  # noqa: E402
 from generators.learned.train import load_networks, load_prior  # noqa: E402
+from searcher.analysis.generator_quality import _cells  # noqa: E402
 from searcher.causal import NEAR_BOUNDARY  # noqa: E402
 
 
@@ -49,20 +49,9 @@ def native_scores(gen: denton.FacesCVAE, z: np.ndarray, conditions: list[dict[st
 def generated_faces(gen: denton.FacesCVAE, per_cell: int, seed: int) -> tuple[np.ndarray, list[dict[str, str]]]:
     """`per_cell` codes drawn from the prior (`u ~ N(0, I)`, seed + 13) for every combination of
     conditions, and each code's conditions."""
-    names = [c.name for c in gen.spec.conditions]
-    cells = list(itertools.product(*[c.categories for c in gen.spec.conditions]))
+    cells = _cells(gen)
     u = np.random.default_rng(seed + 13).standard_normal((per_cell * len(cells), gen.latent_dim))
-    return u, [dict(zip(names, cell)) for cell in cells for _ in range(per_cell)]
-
-
-def cell_scores(gen: denton.FacesCVAE, u: np.ndarray, conditions: list[dict[str, str]], model) -> np.ndarray:
-    """`smile-cnn`'s score on `G(u, c)`, one combination of conditions at a time."""
-    cells = pd.Series([tuple(c.values()) for c in conditions])
-    score = np.empty(len(u))
-    for _, rows in cells.groupby(cells, sort=False).groups.items():
-        rows = np.asarray(rows)
-        score[rows] = denton._smile_scores(model, gen.from_latent(u[rows], conditions=conditions[rows[0]]).images)
-    return score
+    return u, [cell for cell in cells for _ in range(per_cell)]
 
 
 def kept(plan: pd.DataFrame, column: str) -> pd.Series:
@@ -96,8 +85,8 @@ def main() -> None:
     drawn = smile[plan["start"]].astype(int) + smile[plan["end"]].astype(int)
 
     prior_codes, prior_conditions = generated_faces(gen, args.n_generated, args.seed)
-    generated = denton.sanity_plan(gen, prior_codes, prior_conditions, cell_scores(gen, prior_codes, prior_conditions, model),
-                                   args.n_check, args.seed)
+    prior_scores = denton._smile_scores(model, gen.from_latent(prior_codes, conditions=prior_conditions).images)
+    generated = denton.sanity_plan(gen, prior_codes, prior_conditions, prior_scores, args.n_check, args.seed)
     generated["native"] = native_scores(gen, prior_codes, prior_conditions, generated, model)
 
     rows = []
