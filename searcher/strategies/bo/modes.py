@@ -21,10 +21,11 @@ per failure mode instead of one per restart):
    No point of the space lies between two levels of a category (the segment's fractional one-hot
    points are not images), so a mode never spans two.
 3. **Harvest** (a trust region per mode). Candidates near the mode's failures (Gaussian steps at
-   several scales); among those the model gives at least 0.8 of the best `p_fail`, the one
+   several scales); among those the model gives at least `near_best` (0.8) of the best `p_fail`, the one
    farthest from every failure (a mode is harvested across, not at one spot); where the model
    does not yet believe the mode (best `p_fail` < 0.5: a lone failure it explains as noise, so
-   `p_fail` ranks by variance alone), the candidate of highest posterior mean. The mode harvested
+   `p_fail` ranks by variance alone), the candidate nearest the mode's failures: such a model
+   is flat, and the peak of its mean lies wherever the passes around pull it. The mode harvested
    is the one with the largest `p_fail / (1 + failures near it)^3` (compared as logarithms, which
    do not underflow): the modes found late are filled first, so the failures end up spread over the
    modes (effective breadth). A failure is near a mode when the kernel correlates it above one half
@@ -88,8 +89,7 @@ _PER_CENTRE = 32
 _CENTRES = 8
 _UNIFORM = 512
 _TOP_PASSES = 8
-_NEAR_BEST = 0.8
-_SURE = 0.5  # below this best p_fail the model does not believe the mode: harvest by the posterior mean
+_SURE = 0.5  # below this best p_fail the model does not believe the mode: harvest next to its failures
 _EVENNESS = 3.0
 _NEAR = 0.5  # kernel correlation above which a failure counts against harvesting a mode (the first value tried)
 _SEGMENT = np.array([0.25, 0.5, 0.75])
@@ -108,6 +108,8 @@ class FailureModes(CarriedGP):
         radius: normalised distance (in the unit cube, divided by sqrt(dim)) within which a
             point counts as near a failure: exploration keeps out, the model-free ablation joins modes.
         model: "gp" (default) or "constant" (the ablation).
+        near_best: a harvesting point is the farthest from every failure among the candidates
+            whose `p_fail` is at least this fraction of the best (1: the most likely to fail).
         unjudged: `(column, low, high)`: points whose coordinate `column` lies strictly between
             `low` and `high` are never judged (their truth sits at the cut), so none is proposed.
         refit: hyperparameters are refitted when the data has grown by this fraction.
@@ -116,8 +118,9 @@ class FailureModes(CarriedGP):
 
     def __init__(self, space: Space, seed: int = 0, budget: int | None = None, n_init: int = 20, early: float = 0.6,
                  late: float = 0.15, split: float = 0.4, radius: float = 0.2, model: str = "gp", refit: float = 0.1,
-                 iterations: int = 30, unjudged: Sequence[float] | None = None) -> None:
+                 iterations: int = 30, unjudged: Sequence[float] | None = None, near_best: float = 0.8) -> None:
         super().__init__(space, seed, refit, iterations)
+        self.near_best = check_number("near_best", near_best, 0.0, 1.0, open_low=True)
         self.budget = _HORIZON if budget is None else check_int("budget", budget, 1)
         self.n_init = min(check_int("n_init", n_init, 1), max(1, self.budget // 2))
         self.early, self.late = check_number("early", early, 0.0, 1.0), check_number("late", late, 0.0, 1.0)
@@ -262,12 +265,12 @@ class FailureModes(CarriedGP):
             if model is None:
                 pick, log_yield = 0, math.log(self._empirical_yield(members, *told))
             else:
-                log_p, mean = model.scores(C)
+                log_p = model.scores(C)[0]
                 if log_p.max() >= math.log(_SURE):
-                    good = np.flatnonzero(log_p >= math.log(_NEAR_BEST) + log_p.max())
+                    good = np.flatnonzero(log_p >= math.log(self.near_best) + log_p.max())
                     pick = good[np.argmax(self._nearest(C[good], spread_from))]
                 else:
-                    pick = int(np.argmax(mean))
+                    pick = int(np.argmin(self._nearest(C, members)))  # the model does not believe the mode
                 log_yield = log_p[pick]
             value = log_yield - _EVENNESS * math.log1p(counts[mode])  # yield / (1 + failures)^3, as logarithms
             if value > best_value:
