@@ -3,6 +3,7 @@
     python benchmarks/bo_overhead.py                      # 400, 1,000 and 2,000 past points
     python benchmarks/bo_overhead.py --points 400 --repeats 5
     python benchmarks/bo_overhead.py --strategy bo-modes --points 400   # the failure-modes search
+    python benchmarks/bo_overhead.py --strategy bo-modes --run 400      # every ask of a 400-point run, timed
 
 The history is a Sobol design of the faces generator's unit cube with a planted 0/1 loss (five boxes
 in four of its coordinates, 7% of the volume: about the dlib CNN's miss rate on everyday faces), so no image is rendered and the
@@ -17,16 +18,22 @@ Past `max_points` (default 1,000) the GP is fitted on a subset: every recent fai
 of it, and the most recent passes. `--uncapped` lifts the cap to show what exact GPs would cost.
 `bo-modes` fits on everything (it has no cap) and its proposal adds the failure graph's segment
 test and one posterior per mode's candidates.
+
+`--run N` times what a campaign's steps cost instead: the strategy searches that loss by ask/tell
+from nothing for N points, batches of 4, and every ask is timed. A Sobol history holds few failures;
+a search finds many, and `bo-modes`'s proposal grows with its failures and modes.
 """
 
 from __future__ import annotations
 
 import argparse
 import time
+from collections.abc import Callable
 
 import numpy as np
 
 import generators
+from searcher.objective import FAILURE
 from searcher.space import Cube
 from searcher.strategies import Strategy, make_strategy
 from searcher.strategies.baselines import sobol_points
@@ -39,12 +46,26 @@ def timed_ask(bo: Strategy, step: int) -> float:
     return time.perf_counter() - t
 
 
+def timed_run(bo: Strategy, loss: Callable[[np.ndarray], np.ndarray], points: int) -> tuple[list[float], int]:
+    """Every ask's seconds over a run of `points` by ask/tell, and the failures the run found."""
+    times, failures = [], 0
+    for step in range((points + 3) // 4):
+        t = time.perf_counter()
+        X = bo.ask(min(4, points - 4 * step), step)
+        times.append(time.perf_counter() - t)
+        y = loss(X)
+        failures += int((y >= FAILURE).sum())
+        bo.tell(X, y)
+    return times, failures
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--points", default="400,1000,2000")
     parser.add_argument("--repeats", type=int, default=3, help="asks timed per mode (median reported)")
     parser.add_argument("--uncapped", action="store_true", help="max_points = 100,000 (exact GP on everything; bo only)")
     parser.add_argument("--strategy", choices=("bo", "bo-modes"), default="bo", help="the strategy timed (default: bo)")
+    parser.add_argument("--run", type=int, metavar="N", help="time every ask of an N-point ask/tell run instead")
     args = parser.parse_args()
     space = generators.load("faces").space
     cube = Cube(space)
@@ -56,6 +77,12 @@ def main() -> None:
         return planted.loss(X[:, columns])
 
     print(f"{args.strategy}, faces space: {len(space.params)} parameters, unit cube of dimension {space.dim}")
+    if args.run:
+        times, failures = timed_run(make_strategy(args.strategy, space, seed=0, budget=args.run), loss, args.run)
+        last = np.array(times[-max(1, len(times) // 4):])
+        print(f"{args.run} points by ask/tell, {failures} failures; seconds per ask of 4: median {np.median(times):.2f}, "
+              f"max {max(times):.2f}; over the last quarter of the run: median {np.median(last):.2f}, max {last.max():.2f}")
+        return
     print(f"{'points':>7} {'fitted on':>9} {'failures':>8} {'cold s':>8} {'warm s':>8} {'carried s':>9}")
     for n in [int(p) for p in args.points.split(",")]:
         X = sobol_points(space.dim, 0, 0, n)
