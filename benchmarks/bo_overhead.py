@@ -28,11 +28,11 @@ from __future__ import annotations
 
 import argparse
 import time
-from collections.abc import Callable
 
 import numpy as np
 
 import generators
+from searcher.bench.planted import ask_tell
 from searcher.objective import FAILURE
 from searcher.space import Cube
 from searcher.strategies import Strategy, make_strategy
@@ -44,19 +44,6 @@ def timed_ask(bo: Strategy, step: int) -> float:
     t = time.perf_counter()
     bo.ask(4, step)
     return time.perf_counter() - t
-
-
-def timed_run(bo: Strategy, loss: Callable[[np.ndarray], np.ndarray], points: int) -> tuple[list[float], int]:
-    """Every ask's seconds over a run of `points` by ask/tell, and the failures the run found."""
-    times, failures = [], 0
-    for step in range((points + 3) // 4):
-        t = time.perf_counter()
-        X = bo.ask(min(4, points - 4 * step), step)
-        times.append(time.perf_counter() - t)
-        y = loss(X)
-        failures += int((y >= FAILURE).sum())
-        bo.tell(X, y)
-    return times, failures
 
 
 def main() -> None:
@@ -78,7 +65,8 @@ def main() -> None:
 
     print(f"{args.strategy}, faces space: {len(space.params)} parameters, unit cube of dimension {space.dim}")
     if args.run:
-        times, failures = timed_run(make_strategy(args.strategy, space, seed=0, budget=args.run), loss, args.run)
+        X, times = ask_tell(make_strategy(args.strategy, space, seed=0, budget=args.run), loss, args.run)
+        failures = int((loss(X) >= FAILURE).sum())
         last = np.array(times[-max(1, len(times) // 4):])
         print(f"{args.run} points by ask/tell, {failures} failures; seconds per ask of 4: median {np.median(times):.2f}, "
               f"max {max(times):.2f}; over the last quarter of the run: median {np.median(last):.2f}, max {last.max():.2f}")
