@@ -19,7 +19,13 @@ scores (ranks through the normal quantile function, a Gaussian copula): a contin
 
 Fitting is exact (Cholesky) maximum a posteriori with L-BFGS-B, warm-started from the
 hyperparameters of the previous step (`raw` parameter values, JSON-serialisable and restored
-bit for bit), so each step needs a few iterations instead of a cold fit.
+bit for bit), so each step needs a few iterations instead of a cold fit. `bo-modes`'s fit, whose
+warm refits run all their iterations, takes the gradient of GPyTorch's marginal likelihood with
+respect to the covariance in closed form, `(K^-1 - a a^T) / 2` with `a = K^-1 (y - m)` (Rasmussen
+& Williams 2006, eq. 5.9), from one Cholesky inverse, instead of differentiating through the
+Cholesky factorisation: the same objective and gradient to rounding, each evaluation 1.7x faster
+at 440 points. `bo`'s refits converge in a few evaluations, so its fit keeps GPyTorch's path (and
+its runs stay bit for bit what its figures were measured on: rounding moves an unconverged fit).
 """
 
 from __future__ import annotations
@@ -39,6 +45,7 @@ from gpytorch.kernels import RBFKernel, ScaleKernel
 from gpytorch.likelihoods import GaussianLikelihood
 from gpytorch.mlls import ExactMarginalLogLikelihood
 from gpytorch.priors import GammaPrior, LogNormalPrior
+from linear_operator.utils.cholesky import psd_safe_cholesky
 from scipy.stats import norm, rankdata
 
 __all__ = ["CHOLESKY_LIMIT", "fit_gp", "fit_ranked_gp", "normal_scores"]
@@ -67,7 +74,7 @@ def fit_gp(X: torch.Tensor, y: torch.Tensor, warm: dict[str, Any] | None, iterat
     them as they are); cold starts run up to 200. Returns the model in eval mode and its raw
     parameters (the next step's `warm`).
     """
-    return _fit(_build(X, y.unsqueeze(-1)), warm, iterations)
+    return _fit(_build(X, y.unsqueeze(-1)), warm, iterations, ExactMarginalLogLikelihood)
 
 
 def normal_scores(y: np.ndarray) -> np.ndarray:
@@ -76,17 +83,19 @@ def normal_scores(y: np.ndarray) -> np.ndarray:
 
 
 def fit_ranked_gp(X: torch.Tensor, z: torch.Tensor, warm: dict[str, Any] | None, iterations: int) -> tuple[SingleTaskGP, dict[str, list[float]]]:
-    """`fit_gp` with BoTorch's default model (dimension-scaled lengthscale prior) on normal scores `z`."""
-    return _fit(SingleTaskGP(X, z.unsqueeze(-1)), warm, iterations)
+    """`fit_gp` with BoTorch's default model (dimension-scaled lengthscale prior) on normal scores `z`,
+    the likelihood's gradient in closed form (`_ExactMLL`)."""
+    return _fit(SingleTaskGP(X, z.unsqueeze(-1)), warm, iterations, _ExactMLL)
 
 
-def _fit(model: SingleTaskGP, warm: dict[str, Any] | None, iterations: int) -> tuple[SingleTaskGP, dict[str, list[float]]]:
+def _fit(model: SingleTaskGP, warm: dict[str, Any] | None, iterations: int,
+         objective: type[ExactMarginalLogLikelihood]) -> tuple[SingleTaskGP, dict[str, list[float]]]:
     if warm:
         with torch.no_grad():
             for name, param in model.named_parameters():
                 if name in warm:
                     param.copy_(torch.tensor(warm[name], dtype=param.dtype).reshape(param.shape))
-    mll = ExactMarginalLogLikelihood(model.likelihood, model)
+    mll = objective(model.likelihood, model)
     mll.train()
     iterations = iterations if warm else _COLD_ITERATIONS
     if iterations:
@@ -96,3 +105,33 @@ def _fit(model: SingleTaskGP, warm: dict[str, Any] | None, iterations: int) -> t
     model.eval()
     raw = {name: param.detach().reshape(-1).tolist() for name, param in model.named_parameters()}
     return model, raw
+
+
+class _InvQuadLogdet(torch.autograd.Function):
+    """`(r^T K^-1 r, log |K|)` by Cholesky, with the closed-form gradient (the module docstring)."""
+
+    @staticmethod
+    def forward(ctx: Any, K: torch.Tensor, r: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        L = psd_safe_cholesky(K)  # GPyTorch's factorisation, jitter included
+        a = torch.cholesky_solve(r.unsqueeze(-1), L).squeeze(-1)
+        ctx.save_for_backward(L, a)
+        return (r * a).sum(-1), 2.0 * L.diagonal(dim1=-2, dim2=-1).log().sum(-1)
+
+    @staticmethod
+    def backward(ctx: Any, g_quad: torch.Tensor, g_logdet: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        L, a = ctx.saved_tensors
+        outer = a.unsqueeze(-1) * a.unsqueeze(-2)
+        g_K = g_logdet[..., None, None] * torch.cholesky_inverse(L) - g_quad[..., None, None] * outer
+        return g_K, 2.0 * g_quad[..., None] * a
+
+
+class _ExactMLL(ExactMarginalLogLikelihood):
+    """GPyTorch's exact marginal log likelihood (priors included, divided by the number of points),
+    its inverse quadratic form and log determinant taken by `_InvQuadLogdet`."""
+
+    def forward(self, function_dist: Any, target: torch.Tensor, *params: Any, **kwargs: Any) -> torch.Tensor:
+        output = self.likelihood(function_dist, *params, **kwargs)
+        diff = target - output.mean
+        quad, logdet = _InvQuadLogdet.apply(output.lazy_covariance_matrix.evaluate_kernel().to_dense(), diff)
+        res = -0.5 * (quad + logdet + diff.size(-1) * math.log(2 * math.pi))
+        return self._add_other_terms(res, params).div_(function_dist.event_shape.numel())

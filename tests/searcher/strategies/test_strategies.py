@@ -19,7 +19,7 @@ from searcher.strategies.bo.diversity import (
     diversity,
     log_expected_improvement,
 )
-from searcher.strategies.bo.gp import fit_gp
+from searcher.strategies.bo.gp import _ExactMLL, fit_gp
 from searcher.testing.planted import PlantedRegions
 
 MIXED = Space([Continuous("a", 0.0, 1.0), Categorical("c", ("x", "y", "z")), Integer("k", 0, 4), Continuous("b", -2.0, 2.0)])
@@ -193,6 +193,31 @@ def test_bo_carries_hyperparameters_and_records_the_composite():
     loss = PLANTED.loss(Xn)
     D = diversity(Xn, told[told_loss >= 0.5][-bo.memory :], bo.radius, bo.capacity)
     np.testing.assert_allclose(bo.composite(Xn, loss), 0.4 * loss + 0.6 * D)
+
+
+@pytest.mark.parametrize("n", [30, 200])
+def test_the_fitted_likelihood_and_its_gradient_are_gpytorchs(n):
+    """The MAP fit's objective takes its gradient in closed form; GPyTorch differentiates through the
+    Cholesky factorisation. Both give the same value and the same gradient in every hyperparameter."""
+    from botorch.models import SingleTaskGP
+    from gpytorch.mlls import ExactMarginalLogLikelihood
+
+    rng = np.random.default_rng(n)
+    X = torch.tensor(rng.random((n, 5)))
+    y = torch.tensor(np.sin(3 * X.numpy().sum(1)) + 0.1 * rng.standard_normal(n)).unsqueeze(-1)
+    model = SingleTaskGP(X, y)
+    model.train()
+    with torch.no_grad():
+        model.covar_module.lengthscale = torch.tensor(rng.uniform(0.3, 2.0, (1, 5)))  # away from the fit's start
+    found = []
+    for mll in (_ExactMLL(model.likelihood, model), ExactMarginalLogLikelihood(model.likelihood, model)):
+        model.zero_grad()
+        value = mll(model(*model.train_inputs), model.train_targets)
+        value.backward()
+        found.append((value.item(), torch.cat([p.grad.reshape(-1) for p in model.parameters()]).numpy()))
+    assert found[0][0] == pytest.approx(found[1][0], rel=1e-10)
+    assert np.abs(found[0][1]).max() > 1e-3, "a gradient that is not zero"
+    np.testing.assert_allclose(found[0][1], found[1][1], rtol=1e-8, atol=1e-10)
 
 
 def test_bo_batches_spread_and_categoricals_are_vertices():
