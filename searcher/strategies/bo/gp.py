@@ -127,7 +127,8 @@ class _InvQuadLogdet(torch.autograd.Function):
 
 class _ExactMLL(ExactMarginalLogLikelihood):
     """GPyTorch's exact marginal log likelihood (priors included, divided by the number of points),
-    its inverse quadratic form and log determinant taken by `_InvQuadLogdet`."""
+    its inverse quadratic form and log determinant taken by `_InvQuadLogdet`. No NaN masking: the
+    strategies fit answered points only (a target's errors never reach the model)."""
 
     def forward(self, function_dist: Any, target: torch.Tensor, *params: Any, **kwargs: Any) -> torch.Tensor:
         output = self.likelihood(function_dist, *params, **kwargs)
