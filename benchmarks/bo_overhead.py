@@ -65,8 +65,9 @@ def main() -> None:
 
     print(f"{args.strategy}, faces space: {len(space.params)} parameters, unit cube of dimension {space.dim}")
     if args.run:
-        X, times = ask_tell(make_strategy(args.strategy, space, seed=0, budget=args.run), loss, args.run)
-        failures = int((loss(X) >= FAILURE).sum())
+        strategy = make_strategy(args.strategy, space, seed=0, budget=args.run)
+        _, times = ask_tell(strategy, loss, args.run)
+        failures = int((strategy.history.answered()[1] >= FAILURE).sum())  # the losses the run was told
         last = np.array(times[-max(1, len(times) // 4):])
         print(f"{args.run} points by ask/tell, {failures} failures; seconds per ask of 4: median {np.median(times):.2f}, "
               f"max {max(times):.2f}; over the last quarter of the run: median {np.median(last):.2f}, max {last.max():.2f}")

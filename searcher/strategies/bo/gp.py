@@ -133,6 +133,6 @@ class _ExactMLL(ExactMarginalLogLikelihood):
     def forward(self, function_dist: Any, target: torch.Tensor, *params: Any, **kwargs: Any) -> torch.Tensor:
         output = self.likelihood(function_dist, *params, **kwargs)
         diff = target - output.mean
-        quad, logdet = _InvQuadLogdet.apply(output.lazy_covariance_matrix.evaluate_kernel().to_dense(), diff)
+        quad, logdet = _InvQuadLogdet.apply(output.covariance_matrix, diff)
         res = -0.5 * (quad + logdet + diff.size(-1) * math.log(2 * math.pi))
         return self._add_other_terms(res, params).div_(function_dist.event_shape.numel())

@@ -8,6 +8,8 @@ import math
 import numpy as np
 import pytest
 import torch
+from botorch.models import SingleTaskGP
+from gpytorch.mlls import ExactMarginalLogLikelihood
 from scipy import integrate, stats
 
 from searcher.errors import ParameterError
@@ -199,9 +201,6 @@ def test_bo_carries_hyperparameters_and_records_the_composite():
 def test_the_fitted_likelihood_and_its_gradient_are_gpytorchs(n):
     """The MAP fit's objective takes its gradient in closed form; GPyTorch differentiates through the
     Cholesky factorisation. Both give the same value and the same gradient in every hyperparameter."""
-    from botorch.models import SingleTaskGP
-    from gpytorch.mlls import ExactMarginalLogLikelihood
-
     rng = np.random.default_rng(n)
     X = torch.tensor(rng.random((n, 5)))
     y = torch.tensor(np.sin(3 * X.numpy().sum(1)) + 0.1 * rng.standard_normal(n)).unsqueeze(-1)
