@@ -239,12 +239,12 @@ def sanity(gen: FacesCVAE, z: np.ndarray, conditions: list[dict[str, str]], zero
 
 
 def sanity_plan(gen: FacesCVAE, z: np.ndarray, conditions: list[dict[str, str]], score: np.ndarray, n: int, seed: int,
-                target: str = "smile-cnn") -> pd.DataFrame:
+                target: str | Any = "smile-cnn") -> pd.DataFrame:
     """The interpolated codes of the check and `target`'s score on each: `interpolation_codes` per
-    condition cell, on the codes `z` whose faces `target` scored `score`; `start` and `end` are
-    rows of `z`."""
+    condition cell, on the codes `z` whose faces `target` (a registered name, or a target itself)
+    scored `score`; `start` and `end` are rows of `z`."""
     cells = pd.Series([tuple(c.values()) for c in conditions])
-    model, plans = targets.load(target), []
+    model, plans = targets.load(target) if isinstance(target, str) else target, []
     for k, (_, members) in enumerate(cells.groupby(cells).groups.items()):
         members = np.asarray(members)
         labels = (score[members] >= 0.5).astype(int)

@@ -198,7 +198,7 @@ def bench(out: str | Path = "runs/bench", cases: Sequence[str | Case] | str | No
                 & (runs["budget"] == budget)].reset_index(drop=True)
     table = summarise(runs, chosen, names)
     table.to_csv(out / "suite.csv", index=False)
-    text = markdown(table, chosen, names, under, budget, len(seed_list), float(runs["seconds"].astype(float).sum()), asked)
+    text = markdown(table, runs, chosen, names, under, budget, len(seed_list), float(runs["seconds"].astype(float).sum()), asked)
     (out / "suite.md").write_text(text)
     plot_suite(table, out / "suite.png", under=under, tuned=[c.name for c in chosen if c.tuned])
     return SuiteResult(out, runs.sort_values(list(KEY)).reset_index(drop=True), table, text, skipped)

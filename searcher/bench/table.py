@@ -7,6 +7,11 @@ The checks, per case, on means over seeds:
   (`PEERS`: tpe, cmaes, ax, cmame);
 - breadth: it reaches >= 90% of the broadest strategy's breadth (random included) both in breadth
   and in effective breadth (when no strategy found anything, 0 of 0 passes).
+
+Five seeds make a mean that moves from one draw to the next, so beside each verdict suite.md gives
+how often it holds when the seeds are drawn again: the share of bootstrap resamples (each
+strategy's runs drawn with replacement, independently) in which both checks pass (`resampled`).
+A verdict near 0% or 100% is the search's; one in between is the draw's.
 """
 
 from __future__ import annotations
@@ -14,16 +19,19 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from searcher.bench.cases import Case
 from searcher.bench.store import show_options
 
-__all__ = ["BREADTH_SHARE", "PEERS", "YIELD_SHARE", "checks", "markdown", "summarise"]
+__all__ = ["BREADTH_SHARE", "PEERS", "RESAMPLES", "YIELD_SHARE", "checks", "markdown", "resampled", "summarise"]
 
 PEERS = ("tpe", "cmaes", "ax", "cmame")
 YIELD_SHARE, BREADTH_SHARE = 0.8, 0.9
 _SCORES = ("failures", "repeats", "breadth", "effective_breadth", "seconds")
+_CHECKED = ("failures", "breadth", "effective_breadth")  # what the checks read, in this order
+RESAMPLES = 2000  # bootstrap resamples of the seeds behind `resampled`
 
 
 def summarise(runs: pd.DataFrame, cases: Sequence[Case], strategies: Sequence[str]) -> pd.DataFrame:
@@ -53,6 +61,20 @@ def _ratio(value: float, best: float) -> float:
     return 1.0 if best <= 0 else value / best
 
 
+def _verdicts(means: Mapping[str, np.ndarray], under: str) -> tuple[str | None, np.ndarray | None, np.ndarray]:
+    """The two checks on means of (failures, breadth, effective breadth), `k x 3` per strategy (one
+    row per draw of them): the best peer (by its first row), whether `under` passes the yield check
+    (None when no peer ran) and the breadth check, each a length-`k` bool array."""
+    me = means[under]
+    peers = [s for s in means if s in PEERS and s != under]
+    best = max(peers, key=lambda s: means[s][0, 0]) if peers else None
+    yield_ok = None
+    if peers:
+        yield_ok = me[:, 0] >= YIELD_SHARE * np.max([means[s][:, 0] for s in peers], axis=0)
+    broadest = np.max([m[:, 1:] for m in means.values()], axis=0)
+    return best, yield_ok, np.all(me[:, 1:] >= BREADTH_SHARE * broadest, axis=1)
+
+
 def checks(suite: pd.DataFrame, case: str, under: str) -> dict[str, Any] | None:
     """The two checks of `under` on `case` (see the module docstring): `yield_ok` (None when no
     peer ran), `yield_ratio`, `best_peer`, `breadth_ok`, `breadth_ratio`, `effective_ratio`,
@@ -60,21 +82,36 @@ def checks(suite: pd.DataFrame, case: str, under: str) -> dict[str, Any] | None:
     rows = suite[suite["case"] == case].set_index("strategy")
     if under not in rows.index:
         return None
+    means = {s: rows.loc[[s], [f"{c}_mean" for c in _CHECKED]].to_numpy(float) for s in rows.index}
+    best, yield_ok, breadth_ok = _verdicts(means, under)
     me = rows.loc[under]
-    peers = rows[rows.index.isin(PEERS) & (rows.index != under)]
-    out: dict[str, Any] = {"yield_ok": None, "yield_ratio": float("nan"), "best_peer": None}
-    if len(peers):
-        best = peers["failures_mean"].idxmax()
-        out["best_peer"] = best
-        out["yield_ratio"] = _ratio(me["failures_mean"], peers.loc[best, "failures_mean"])
-        out["yield_ok"] = bool(me["failures_mean"] >= YIELD_SHARE * peers.loc[best, "failures_mean"])
-    broadest = rows["effective_breadth_mean"].idxmax()
-    b_ratio = _ratio(me["breadth_mean"], rows["breadth_mean"].max())
-    e_ratio = _ratio(me["effective_breadth_mean"], rows["effective_breadth_mean"].max())
-    out.update(broadest=broadest, breadth_ratio=b_ratio, effective_ratio=e_ratio,
-               breadth_ok=bool(me["breadth_mean"] >= BREADTH_SHARE * rows["breadth_mean"].max()
-                               and me["effective_breadth_mean"] >= BREADTH_SHARE * rows["effective_breadth_mean"].max()))
+    out: dict[str, Any] = {"yield_ok": None, "yield_ratio": float("nan"), "best_peer": best}
+    if best is not None:
+        out["yield_ratio"] = _ratio(me["failures_mean"], rows.loc[best, "failures_mean"])
+        out["yield_ok"] = bool(yield_ok[0])
+    out.update(broadest=rows["effective_breadth_mean"].idxmax(), breadth_ok=bool(breadth_ok[0]),
+               breadth_ratio=_ratio(me["breadth_mean"], rows["breadth_mean"].max()),
+               effective_ratio=_ratio(me["effective_breadth_mean"], rows["effective_breadth_mean"].max()))
     return out
+
+
+def resampled(runs: pd.DataFrame, case: str, under: str, draws: int = RESAMPLES, seed: int = 0) -> dict[str, float] | None:
+    """How often each check of `under` on `case` passes when the seeds are drawn again: the share
+    of `draws` bootstrap resamples (each strategy's runs of the case drawn with replacement,
+    independently; seeded) in which the yield check (`yield`, NaN when no peer ran), the breadth
+    check (`breadth`) and both (`both`) pass. None when `under` did not run on the case."""
+    grp = runs[runs["case"] == case]
+    if under not in set(grp["strategy"]):
+        return None
+    rng = np.random.default_rng(seed)
+    means = {}
+    for strategy, part in sorted(grp.groupby("strategy"), key=lambda item: str(item[0])):
+        values = part.sort_values("seed")[list(_CHECKED)].to_numpy(float)
+        means[strategy] = values[rng.integers(0, len(values), (draws, len(values)))].mean(axis=1)
+    _, yield_ok, breadth_ok = _verdicts(means, under)
+    both = breadth_ok if yield_ok is None else yield_ok & breadth_ok
+    return {"yield": float("nan") if yield_ok is None else float(yield_ok.mean()), "breadth": float(breadth_ok.mean()),
+            "both": float(both.mean())}
 
 
 def _cell(row: pd.Series) -> str:
@@ -94,17 +131,20 @@ def _duration(seconds: float) -> str:
     return f"{seconds:.0f} s" if seconds < 60 else f"{minutes // 60} h {minutes % 60} min" if minutes >= 60 else f"{minutes} min"
 
 
-def markdown(suite: pd.DataFrame, cases: Sequence[Case], strategies: Sequence[str], under: str, budget: int, seeds: int,
-             seconds: float, options: Mapping[str, Any] | None = None) -> str:
-    """suite.md: a title, a key (with the strategy `options` the runs were made with), the table,
+def markdown(suite: pd.DataFrame, runs: pd.DataFrame, cases: Sequence[Case], strategies: Sequence[str], under: str, budget: int,
+             seeds: int, seconds: float, options: Mapping[str, Any] | None = None) -> str:
+    """suite.md: a title, a key (with the strategy `options` the runs were made with), the table
+    (the checks on the means of `suite`, and how often both hold over resamples of `runs`' seeds),
     and the line counting the cases `under` passes."""
     ran = [s for s in strategies if s in set(suite["strategy"])]
     head = ["case", "landscape", *ran, f"{under}: failures >= {YIELD_SHARE:.0%} of best peer",
-            f"{under}: breadth >= {BREADTH_SHARE:.0%} of broadest"]
+            f"{under}: breadth >= {BREADTH_SHARE:.0%} of broadest", "both, in seed resamples"]
     lines = [f"# Benchmark suite: {_count(len(cases), 'case')}, {budget} evaluations per run, {_count(seeds, 'seed')}", "",
              "Each cell: failures / breadth / effective breadth, means over seeds. Failures are distinct failing points; breadth is "
              "the planted regions (of k) or failure modes (of 16) hit; effective breadth is exp(entropy) of the failures over them "
-             "(1 for one region, 0 for none). `*`: the defaults were tuned on this case."
+             "(1 for one region, 0 for none). `*`: the defaults were tuned on this case. The last column: the share of "
+             f"{RESAMPLES} bootstrap resamples of the seeds in which both checks pass (near 0% or 100%: the search's verdict; "
+             "in between: the draw's)."
              + (f" Strategy options: {show_options(options)} (each to the strategies that take it)." if options else ""), "",
              "| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     counts = {"yield": [0, 0], "breadth": [0, 0], "both": [0, 0], "untuned": [0, 0]}
@@ -115,11 +155,12 @@ def markdown(suite: pd.DataFrame, cases: Sequence[Case], strategies: Sequence[st
         cells = [_cell(rows.loc[s]) if s in rows.index else "—" for s in ran]
         check = checks(suite, case.name, under)
         if check is None:
-            marks = ["n/a", "n/a"]
+            marks = ["n/a", "n/a", "n/a"]
         else:
             peer = f" ({check['yield_ratio']:.2f}x {check['best_peer']})" if check["best_peer"] else ""
             marks = [_mark(check["yield_ok"]) + peer,
-                     f"{_mark(check['breadth_ok'])} ({check['breadth_ratio']:.2f}, {check['effective_ratio']:.2f})"]
+                     f"{_mark(check['breadth_ok'])} ({check['breadth_ratio']:.2f}, {check['effective_ratio']:.2f})",
+                     f"{resampled(runs, case.name, under)['both']:.0%}"]
             for key, ok in (("yield", check["yield_ok"]), ("breadth", check["breadth_ok"])):
                 if ok is not None:
                     counts[key][0] += ok

@@ -1,5 +1,6 @@
 """experiments/denton.py: directions, sweeps, sensitivities and the sanity check on faces-cvae."""
 
+import dataclasses
 import importlib.util
 import sys
 from pathlib import Path
@@ -155,3 +156,18 @@ def test_sanity_plan_draws_each_point_between_two_codes_of_its_class_and_cell(qu
     code = (1 - t) * z[i] + t * z[j]
     again = dn._smile_scores(dn.targets.load("smile-cnn"), gen.from_latent(code[None], conditions=conditions[i]).images)
     assert again[0] == pytest.approx(plan["score"].iloc[0], abs=1e-6)
+    flipped = dn.sanity_plan(gen, z, conditions, score, 40, seed=0, target=_Inverted(dn.targets.load("smile-cnn")))
+    assert (flipped[["start", "end", "t"]].to_numpy() == plan[["start", "end", "t"]].to_numpy()).all()  # a target object scores the same plan
+    assert flipped["score"].to_numpy() == pytest.approx(1 - plan["score"].to_numpy(), abs=1e-6)
+
+
+class _Inverted:
+    """smile-cnn with its two labels swapped: a target object, not a registered name."""
+
+    def __init__(self, target):
+        self.target = target
+
+    def predict(self, images):
+        pred = self.target.predict(images)
+        swap = {"smiling": "not smiling", "not smiling": "smiling"}
+        return dataclasses.replace(pred, label=[swap[label] for label in pred.label])

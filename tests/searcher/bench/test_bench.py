@@ -87,8 +87,10 @@ def test_checks_of_the_strategy_under_test(tmp_path):
     yield_ok = s.loc["sobol", "failures_mean"] >= 0.8 * s.loc["cmaes", "failures_mean"]
     broad_ok = (s.loc["sobol", "breadth_mean"] >= 0.9 * s["breadth_mean"].max()
                 and s.loc["sobol", "effective_breadth_mean"] >= 0.9 * s["effective_breadth_mean"].max())
-    assert row.split(" | ")[-2].startswith("✓" if yield_ok else "✗") and "x cmaes" in row
-    assert row.split(" | ")[-1].startswith("✓" if broad_ok else "✗")
+    marks = row.rstrip(" |").split(" | ")[-3:]
+    assert marks[0].startswith("✓" if yield_ok else "✗") and "x cmaes" in row
+    assert marks[1].startswith("✓" if broad_ok else "✗")
+    assert marks[2] == ("100%" if yield_ok and broad_ok else "0%")  # one seed: every resample is the same draw
     assert "sobol passes both checks on" in result.markdown.splitlines()[-1]
 
 
