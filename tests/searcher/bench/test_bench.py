@@ -91,6 +91,7 @@ def test_checks_of_the_strategy_under_test(tmp_path):
     assert marks[0].startswith("✓" if yield_ok else "✗") and "x cmaes" in row
     assert marks[1].startswith("✓" if broad_ok else "✗")
     assert marks[2] == ("100%" if yield_ok and broad_ok else "0%")  # one seed: every resample is the same draw
+    assert searcher.bench.resampled(result.runs, "planted-d6-k5", "sobol")["both"] == (1.0 if yield_ok and broad_ok else 0.0)
     assert "sobol passes both checks on" in result.markdown.splitlines()[-1]
 
 
