@@ -57,9 +57,14 @@ def generated_faces(gen: denton.FacesCVAE, per_cell: int, seed: int) -> tuple[np
     return u, [cell for cell in cells for _ in range(per_cell)]
 
 
+def keeps(plan: pd.DataFrame, column: str) -> pd.Series:
+    """Per point, whether its score in `column` keeps its endpoints' class."""
+    return (plan[column] >= 0.5).astype(int) == plan["label"]
+
+
 def kept(plan: pd.DataFrame, column: str) -> pd.Series:
     """Per endpoint class (0 not smiling, 1 smiling), the share of points whose score keeps it."""
-    return ((plan[column] >= 0.5).astype(int) == plan["label"]).groupby(plan["label"]).mean()
+    return keeps(plan, column).groupby(plan["label"]).mean()
 
 
 def percent(frame: pd.DataFrame) -> str:
@@ -87,7 +92,7 @@ def report(gen: denton.FacesCVAE, ref, z: np.ndarray, conditions: list[dict[str,
                        (f"generated faces ({args.n_generated} per combination), as the paper", generated)):
         u, native = kept(part, "score"), kept(part, "native")
         rows.append({"pairs": name, "n": len(part), "not smiling kept (u)": u.get(0), "smiling kept (u)": u.get(1),
-                     "all kept (u)": (((part["score"] >= 0.5).astype(int)) == part["label"]).mean(),
+                     "all kept (u)": keeps(part, "score").mean(),
                      "not smiling kept (z)": native.get(0), "smiling kept (z)": native.get(1)})
     print("Codes interpolated between two codes of the same class, as denton.py draws them (u: the searched,\n"
           "whitened code) and in the decoder's own code space (z = prior(u, c)):\n")

@@ -105,7 +105,7 @@ def resampled(runs: pd.DataFrame, case: str, under: str, draws: int = RESAMPLES,
         return None
     rng = np.random.default_rng(seed)
     means = {}
-    for strategy, part in sorted(grp.groupby("strategy"), key=lambda item: str(item[0])):
+    for strategy, part in grp.groupby("strategy"):  # in name order, each strategy's runs in seed order: one draw per seed
         values = part.sort_values("seed")[list(_CHECKED)].to_numpy(float)
         means[strategy] = values[rng.integers(0, len(values), (draws, len(values)))].mean(axis=1)
     _, yield_ok, breadth_ok = _verdicts(means, under)
