@@ -24,9 +24,11 @@ import numpy as np
 from searcher.errors import PluginError
 from searcher.space import Cube, Space
 from searcher.strategies.base import StrategyBase, step_rng
-from searcher.validation import check_int, check_number, invalid
+from searcher.validation import check_choice, check_int, check_number, invalid
 
-__all__ = ["CMAESSearch", "ParameterColumns", "TPESearch", "check_flag", "require"]
+__all__ = ["STARTS", "CMAESSearch", "ParameterColumns", "TPESearch", "check_flag", "first_mean", "require"]
+
+STARTS = ("centre", "random")
 
 
 def check_flag(name: str, value: Any, owner: str | None = None) -> bool:
@@ -36,6 +38,16 @@ def check_flag(name: str, value: Any, owner: str | None = None) -> bool:
     if isinstance(value, str) and value.strip().lower() in ("true", "false"):
         return value.strip().lower() == "true"
     raise invalid(name, "True or False", value, owner=owner)
+
+
+def first_mean(start: str, dim: int, seed: int, owner: str | None = None) -> np.ndarray:
+    """Where a CMA-ES run (or every CMA-ME emitter) starts: the cube's centre, or a uniform point drawn
+    from `seed`. The centre is the packages' habit, and not a neutral one: regions of large volume
+    that lie inside the cube crowd around it (docs/search.md), so "random" is the start that
+    favours no point."""
+    if check_choice("start", start, STARTS, owner=owner) == "centre":
+        return np.full(dim, 0.5)
+    return np.random.default_rng([int(seed), 0x57A]).random(dim)
 
 
 def require(module: str, strategy: str, package: str | None = None) -> ModuleType:
@@ -124,7 +136,7 @@ class TPESearch(StrategyBase):
 
 
 class CMAESSearch(StrategyBase):
-    """CMA-ES (the `cmaes` package) in the unit cube, started at its centre, with IPOP restarts.
+    """CMA-ES (the `cmaes` package) in the unit cube, started at its centre (or a random point), with IPOP restarts.
 
     Every `popsize` told points form one generation, in the order told; a batch that runs past the
     end of a generation draws the extra points from the same search distribution. With `restarts`
@@ -139,13 +151,16 @@ class CMAESSearch(StrategyBase):
         sigma: initial step size of every run (unit-cube units).
         popsize: points per generation of the first run (default `4 + 3 ln(dim)`, CMA-ES's own).
         restarts: restart stopped runs (default); False is plain CMA-ES, one run to the end.
+        start: where the first run starts: "centre" (default) or "random" (`first_mean`).
 
     Attributes:
         runs: `(told points before its start, population size)` of each run, as of the last `ask`.
     """
 
-    def __init__(self, space: Space, seed: int = 0, sigma: float = 0.3, popsize: int | None = None, restarts: bool = True) -> None:
+    def __init__(self, space: Space, seed: int = 0, sigma: float = 0.3, popsize: int | None = None, restarts: bool = True,
+                 start: str = "centre") -> None:
         super().__init__(space, seed)
+        self.start = first_mean(start, self.dim, self.seed, owner="CMAESSearch")
         self.sigma = check_number("sigma", sigma, 0.0, 1.0, open_low=True)
         self.popsize = None if popsize is None else check_int("popsize", popsize, 2)
         self.restarts = check_flag("restarts", restarts, owner="CMAESSearch")
@@ -164,7 +179,7 @@ class CMAESSearch(StrategyBase):
     def ask(self, n: int, step: int) -> np.ndarray:
         n = check_int("n", n, 1)
         X, loss = self.history.answered()
-        opt = self._run(np.full(self.dim, 0.5), self.seed, self.popsize)
+        opt = self._run(self.start, self.seed, self.popsize)
         self.runs = [(0, opt.population_size)]
         start = 0
         while len(X) - start >= opt.population_size:

@@ -32,7 +32,7 @@ from scipy.special import ndtr
 
 from searcher.space import Space
 from searcher.strategies.base import StrategyBase
-from searcher.strategies.peers import require
+from searcher.strategies.peers import first_mean, require
 from searcher.validation import check_int, check_number
 
 __all__ = ["CMAMESearch", "random_measures"]
@@ -60,16 +60,18 @@ class CMAMESearch(StrategyBase):
     `emitters` CMA-ES improvement emitters of `batch_size` points each, under one `Scheduler`.
 
     Args:
-        emitters: CMA-ES emitters, all started at the cube's centre with their own seeds.
+        emitters: CMA-ES emitters, all started at one point with their own seeds.
         batch_size: points each emitter draws per generation (a generation is `emitters x
             batch_size` points, 12 by default).
         sigma: initial step size of the emitters (unit-cube units).
         cells: cells per measure of the archive's grid.
+        start: the emitters' starting point: "centre" (default) or "random" (`peers.first_mean`).
     """
 
     def __init__(self, space: Space, seed: int = 0, emitters: int = 3, batch_size: int = 4, sigma: float = 0.3,
-                 cells: int = 10) -> None:
+                 cells: int = 10, start: str = "centre") -> None:
         super().__init__(space, seed)
+        self.start = first_mean(start, self.dim, self.seed, owner="CMAMESearch")
         self.emitters = check_int("emitters", emitters, 1)
         self.batch_size = check_int("batch_size", batch_size, 2)
         self.sigma = check_number("sigma", sigma, 0.0, 1.0, open_low=True)
@@ -88,7 +90,7 @@ class CMAMESearch(StrategyBase):
         seeds = np.random.default_rng([self.seed, 0xC3E]).integers(2**31, size=self.emitters + 1)
         archive = ribs.archives.GridArchive(solution_dim=self.dim, dims=(self.cells, self.cells), ranges=[(0.0, 1.0), (0.0, 1.0)],
                                             seed=int(seeds[0]))
-        emitters = [ribs.emitters.EvolutionStrategyEmitter(archive, x0=np.full(self.dim, 0.5), sigma0=self.sigma, ranker="2imp",
+        emitters = [ribs.emitters.EvolutionStrategyEmitter(archive, x0=self.start, sigma0=self.sigma, ranker="2imp",
                                                            bounds=[(0.0, 1.0)] * self.dim, batch_size=self.batch_size, seed=int(s))
                     for s in seeds[1:]]
         return ribs.schedulers.Scheduler(archive, emitters)

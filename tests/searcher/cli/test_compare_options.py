@@ -38,7 +38,7 @@ def test_option_is_still_the_target_option(tmp_path):
 
 @pytest.mark.parametrize(("extra", "needles"), [
     (["--strategies", "random,cmaes", "--strategy-option", "sigmaa=0.1"],
-     ["No strategy compared takes the strategy option 'sigmaa'. Their options: random: none; cmaes: sigma, popsize, restarts."]),
+     ["No strategy compared takes the strategy option 'sigmaa'. Their options: random: none; cmaes: sigma, popsize, restarts, start."]),
     (["--strategies", "cmaes", "--strategy-option", "restarts=maybe"], ["'restarts' option of CMAESSearch must be True or False. Got 'maybe'"]),
     (["--strategies", "random", "--truth", "x0", "--cut", "0.5"], ["truth_column= and cut= judge classify targets"]),
 ])

@@ -9,6 +9,7 @@ import pytest
 from searcher.errors import PluginError, SearcherError
 from searcher.space import Categorical, Continuous, Cube, Integer, Space
 from searcher.strategies import make_strategy
+from searcher.strategies.peers import first_mean
 from searcher.testing.planted import PlantedRegions
 
 MIXED = Space([Continuous("a", 0.0, 1.0), Categorical("c", ("x", "y", "z")), Integer("k", 0, 4), Continuous("b", -2.0, 2.0)])
@@ -148,6 +149,21 @@ def test_cmaes_restarts_a_stopped_run_with_twice_the_population():
     b = replayed("cmaes", X, batch=7, loss=flat, seed=0)
     assert np.array_equal(b.ask(7, 30), a.ask(7, 30)) and b.runs == a.runs
     assert make_strategy("cmaes", CUBE3, restarts="false").restarts is False
+
+
+@pytest.mark.parametrize(("name", "package"), [("cmaes", "cmaes"), ("cmame", "ribs")])
+def test_a_cma_peer_starts_at_the_centre_or_at_a_seeded_random_point(name, package):
+    """`start="random"`: the first points gather around a uniform point drawn from the seed (the same
+    for the same seed, another for another), not around the cube's centre where the default starts."""
+    pytest.importorskip(package, reason=f"the {name!r} strategy needs {package}: pip install 'searcher[baselines]'")
+    space = Space([Continuous(f"x{i}", 0.0, 1.0) for i in range(8)])
+    start = first_mean("random", 8, seed=2)
+    assert np.array_equal(start, first_mean("random", 8, seed=2)) and not np.allclose(start, first_mean("random", 8, seed=3))
+    centred = make_strategy(name, space, seed=2).ask(12, 0).mean(axis=0)
+    moved = make_strategy(name, space, seed=2, start="random").ask(12, 0).mean(axis=0)
+    assert np.linalg.norm(centred - 0.5) < np.linalg.norm(centred - start)
+    assert np.linalg.norm(moved - start) < np.linalg.norm(moved - 0.5)
+    assert np.array_equal(moved, make_strategy(name, space, seed=2, start="random").ask(12, 0).mean(axis=0))
 
 
 @pytest.mark.parametrize(("name", "package", "steps"), [("ax", "ax-platform", 3), ("cmame", "ribs", 6), ("cmaes", "cmaes", 6)])

@@ -95,6 +95,7 @@ def test_every_strategy_keeps_the_contract(name):
     ("cmaes", {"restarts": "maybe"}, "'restarts' option of CMAESSearch must be True or False. Got 'maybe'"),
     ("ax", {"init": 0}, "'init'"),
     ("cmame", {"cells": 0}, "'cells'"),
+    ("cmame", {"start": "corner"}, "'start' option of CMAMESearch must be one of 'centre', 'random'. Got 'corner'"),
     ("cmame", {"batch_size": 1}, "'batch_size'"),
     ("random", {"alpha": 0.5}, "Its options: none"),
     ("annealing", {}, "Available strategies: random, sobol, bo"),
