@@ -25,7 +25,7 @@ import numpy as np
 
 from searcher.errors import ParameterError
 
-__all__ = ["ENV_REFERENCE", "check_choice", "check_int", "check_names", "check_number", "invalid"]
+__all__ = ["ENV_REFERENCE", "check_choice", "check_flag", "check_int", "check_names", "check_number", "invalid"]
 
 # A secret written as a reference to the environment variable holding it: "env:NAME", or with a
 # scheme before it, "Bearer env:NAME" (groups: the scheme or None, the variable's name). What may be
@@ -83,6 +83,15 @@ def check_number(name: str, value: Any, low: float = -math.inf, high: float = ma
     if not ok:
         raise invalid(name, expect, value, what=what, owner=owner)
     return v
+
+
+def check_flag(name: str, value: Any, *, what: str = "option", owner: str | None = None) -> bool:
+    """A yes/no option: a bool, or the words true/false as `--strategy-option KEY=VALUE` passes them."""
+    if isinstance(value, (bool, np.bool_)):
+        return bool(value)
+    if isinstance(value, str) and value.strip().lower() in ("true", "false"):
+        return value.strip().lower() == "true"
+    raise invalid(name, "True or False", value, what=what, owner=owner)
 
 
 def check_choice(name: str, value: Any, choices: Sequence[Any], *, what: str = "option", owner: str | None = None) -> Any:

@@ -1,5 +1,5 @@
 """Peer baselines: Optuna's TPE and the `cmaes` package's CMA-ES, maximising `L_c` itself, and the
-helpers every optional peer uses (`require`, `check_flag`); Ax's BO is in `ax.py`, CMA-ME in `qd.py`.
+helpers every optional peer uses (`require`, `first_mean`); Ax's BO is in `ax.py`, CMA-ME in `qd.py`.
 
 Neither has a diversity term: they show what a good optimiser does with a failure objective (it
 finds many failures, mostly in the first failure mode it meets; CMA-ES's restarts move it on once
@@ -24,20 +24,11 @@ import numpy as np
 from searcher.errors import PluginError
 from searcher.space import Cube, Space
 from searcher.strategies.base import StrategyBase, step_rng
-from searcher.validation import check_choice, check_int, check_number, invalid
+from searcher.validation import check_choice, check_flag, check_int, check_number
 
-__all__ = ["STARTS", "CMAESSearch", "ParameterColumns", "TPESearch", "check_flag", "first_mean", "require"]
+__all__ = ["STARTS", "CMAESSearch", "ParameterColumns", "TPESearch", "first_mean", "require"]
 
 STARTS = ("centre", "random")
-
-
-def check_flag(name: str, value: Any, owner: str | None = None) -> bool:
-    """A yes/no option: a bool, or the words true/false as `--strategy-option KEY=VALUE` passes them."""
-    if isinstance(value, (bool, np.bool_)):
-        return bool(value)
-    if isinstance(value, str) and value.strip().lower() in ("true", "false"):
-        return value.strip().lower() == "true"
-    raise invalid(name, "True or False", value, owner=owner)
 
 
 def first_mean(start: str, dim: int, seed: int, owner: str | None = None) -> np.ndarray:

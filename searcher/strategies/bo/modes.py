@@ -31,7 +31,9 @@ per failure mode instead of one per restart):
    modes (effective breadth). A failure is near a mode when the kernel correlates it above one half
    with one of the mode's members: where the model is unsure at a region's edge, the graph leaves a
    large mode and stray single failures beside it, and counted alone each stray would be harvested
-   as a new mode, back into the region filled most.
+   as a new mode, back into the region filled most. But a lone failure in a region of its own
+   beside a large mode is counted the same way and never harvested; with `probe` (off by default)
+   a harvesting point at the midpoint between them settles which it is (`_crowding`).
 4. **Explore.** Thompson sampling: one joint posterior draw over uniform points and neighbours of
    the highest-loss passes, all farther than `radius` from every failure and every point of the
    batch; its argmax. With a continuous loss this follows the confidence down to a new mode; with
@@ -77,7 +79,7 @@ from searcher.strategies.base import step_rng
 from searcher.strategies.bo.candidates import around
 from searcher.strategies.bo.carried import CarriedGP, one_thread
 from searcher.strategies.bo.gp import CHOLESKY_LIMIT, fit_ranked_gp, normal_scores
-from searcher.validation import check_choice, check_int, check_number
+from searcher.validation import check_choice, check_flag, check_int, check_number
 
 __all__ = ["FailureModes", "ModelFreeFailureModes"]
 
@@ -92,6 +94,7 @@ _TOP_PASSES = 8
 _SURE = 0.5  # below this best p_fail the model does not believe the mode: harvest next to its failures
 _EVENNESS = 3.0
 _NEAR = 0.5  # kernel correlation above which a failure counts against harvesting a mode (the first value tried)
+_GAP = 0.15  # a told point within this fraction of |f - g| of their midpoint settles whether f and g share a region
 _SEGMENT = np.array([0.25, 0.5, 0.75])
 
 
@@ -110,6 +113,9 @@ class FailureModes(CarriedGP):
         model: "gp" (default) or "constant" (the ablation).
         near_best: a harvesting point is the farthest from every failure among the candidates
             whose `p_fail` is at least this fraction of the best (1: the most likely to fail).
+        probe: settle, with a harvesting point at the midpoint, whether a failure the kernel counts
+            against a larger mode beside it shares that mode's region (`_crowding`; off by default:
+            docs/search.md has what it gains on the planted cases and costs on faces).
         unjudged: `(column, low, high)`: points whose coordinate `column` lies strictly between
             `low` and `high` are never judged (their truth sits at the cut), so none is proposed.
         refit: hyperparameters are refitted when the data has grown by this fraction.
@@ -118,8 +124,10 @@ class FailureModes(CarriedGP):
 
     def __init__(self, space: Space, seed: int = 0, budget: int | None = None, n_init: int = 20, early: float = 0.6,
                  late: float = 0.15, split: float = 0.4, radius: float = 0.2, model: str = "gp", refit: float = 0.1,
-                 iterations: int = 30, unjudged: Sequence[float] | None = None, near_best: float = 0.8) -> None:
+                 iterations: int = 30, unjudged: Sequence[float] | None = None, near_best: float = 0.8,
+                 probe: bool = False) -> None:
         super().__init__(space, seed, refit, iterations)
+        self.probe = check_flag("probe", probe, owner="FailureModes")
         self.near_best = check_number("near_best", near_best, 0.0, 1.0, open_low=True)
         self.budget = _HORIZON if budget is None else check_int("budget", budget, 1)
         self.n_init = min(check_int("n_init", n_init, 1), max(1, self.budget // 2))
@@ -143,13 +151,17 @@ class FailureModes(CarriedGP):
             model = self._fit(X, loss) if self.model == "gp" else None
             failures = X[loss >= FAILURE]
             modes = self._modes(failures, model)
-            counts = self._crowding(failures, modes, model)
+            counts, probes = self._crowding(failures, modes, model, X, loss)
             seen = {row.tobytes() for row in X}
             chosen: list[np.ndarray] = []
             for i in range(n):
                 x, mode = None, None
                 if len(counts) and not self.explores(self.history.n_told + i):
-                    x, mode = self._harvest(model, (X, loss), failures, modes, counts, chosen, seen, rng)
+                    while probes and x is None:
+                        x = probes.pop(0)
+                        x = None if x.tobytes() in seen else x
+                    if x is None:
+                        x, mode = self._harvest(model, (X, loss), failures, modes, counts, chosen, seen, rng)
                 if x is None:
                     x = self._explore(model, X, loss, failures, chosen, seen, rng)
                 if mode is not None:
@@ -233,20 +245,52 @@ class FailureModes(CarriedGP):
         graph = coo_matrix((np.ones(len(src)), (src, dst)), shape=(n, n))
         return connected_components(graph, directed=False)[1]
 
-    def _crowding(self, failures: np.ndarray, modes: np.ndarray, model: _Model | None) -> np.ndarray:
+    def _crowding(self, failures: np.ndarray, modes: np.ndarray, model: _Model | None, X: np.ndarray,
+                  loss: np.ndarray) -> tuple[np.ndarray, list[np.ndarray]]:
         """Per mode, the failures that count against harvesting it: its own, and (with a model) every
-        failure the kernel correlates above `_NEAR` with one of its members."""
+        failure of another mode the kernel correlates above `_NEAR` with one of its members. With
+        `probe`, not where a told pass near the midpoint between a failure of one mode and its most
+        correlated member of the other says a gap parts the two; and the probes to ask: those
+        midpoints, not yet told, from a failure of the smaller mode (one evaluation settles whether
+        it is a stray at the larger's edge or a region of its own: a failure there keeps them
+        counted, and the next midpoint halves the distance). Failures at different levels of a
+        category still count and are never probed: no point lies between two levels, and a cause
+        found again at another level is not a new one."""
         if not len(modes):
-            return np.zeros(0)
+            return np.zeros(0), []
         member = np.eye(modes.max() + 1)[modes]  # failures x modes, one-hot
         if model is None:
-            return member.sum(0)
+            return member.sum(0), []
         F = torch.tensor(failures)
         with torch.no_grad():
             scale = model.gp.covar_module(F, F, diag=True).sqrt()
-            near = np.concatenate([(model.gp.covar_module(F[rows], F).to_dense() / scale[rows, None] / scale[None, :] > _NEAR).numpy() @ member > 0
-                                   for rows in torch.arange(len(F)).split(1024)])  # a block of rows at a time: memory O(1024 n)
-        return near.sum(0).astype(float)
+            corr = np.concatenate([(model.gp.covar_module(F[rows], F).to_dense() / scale[rows, None] / scale[None, :]).numpy()
+                                   for rows in torch.arange(len(F)).split(1024)])  # a block of rows at a time
+        near = (corr > _NEAR) @ member > 0
+        sizes = member.sum(0)
+        f, m = np.nonzero(near & (member == 0))  # a failure counted against another mode
+        if not self.probe or not len(f):
+            return near.sum(0).astype(float), []
+        g = np.array([np.flatnonzero(modes == mm)[np.argmax(corr[ff, modes == mm])] for ff, mm in zip(f, m)])
+        mid = 0.5 * (failures[f] + failures[g])
+        reach = _GAP * np.linalg.norm(self.cube.weighted(failures[f]) - self.cube.weighted(failures[g]), axis=1) / math.sqrt(self.dim)
+        levels = self.cube.categorical
+        apart = (failures[f][:, levels] != failures[g][:, levels]).any(axis=1)
+        dist, index = self._closest(mid, X)
+        told = dist <= reach
+        gap = ~apart & told & (loss[index] < FAILURE)
+        parted = np.zeros((len(sizes), len(sizes)), bool)  # modes a gap parts: each a connected region of its own
+        parted[modes[f[gap]], m[gap]] = True
+        parted |= parted.T
+        near[f[parted[modes[f], m]], m[parted[modes[f], m]]] = False
+        ask = ~apart & ~told & ~parted[modes[f], m] & (sizes[modes[f]] < sizes[m])
+        order = np.argsort(sizes[modes[f]][ask], kind="stable")
+        probes, keys = [], set()
+        for x in self.cube.snap(mid[ask][order]):
+            if x.tobytes() not in keys and self._judged(x[None])[0]:
+                keys.add(x.tobytes())
+                probes.append(x)
+        return near.sum(0).astype(float), probes
 
     # ------------------------------------------------------------------ harvest and explore
 

@@ -104,11 +104,48 @@ def test_a_stray_failure_beside_a_mode_counts_the_failures_of_the_mode():
     ball = (failures[:, 0] > 0.5).astype(int)
     stray = np.flatnonzero(ball == 0)[0]
     modes = np.where(np.arange(len(failures)) == stray, 1, 0) + 2 * ball  # ball 0 split in two, ball 1 whole
-    crowding = s._crowding(failures, modes, s._fit(Xa, y))
+    crowding = s._crowding(failures, modes, s._fit(Xa, y), Xa, y)[0]
     in_ball = np.bincount(ball)
     assert in_ball.min() >= 5
     assert crowding[1] == in_ball[0] and crowding[0] == in_ball[0] and crowding[2] == in_ball[1]
-    assert np.array_equal(s._crowding(failures, modes, None), np.bincount(modes))
+    assert np.array_equal(s._crowding(failures, modes, None, Xa, y)[0], np.bincount(modes))
+
+
+def test_a_lone_failure_counted_against_a_mode_beside_it_is_probed_and_a_gap_frees_it():
+    """Two balls of failures side by side, 0.06 apart: five failures known in the first, one in the
+    second, and passes told only far from both. The kernel correlates the lone failure with the
+    first ball's, and each mode counts the other's failures; the midpoint between the lone failure
+    and the nearest of them is the probe asked for. Told a pass there (a gap), each mode counts its
+    own and the probe is not asked again; told a failure there (no gap seen), each still counts
+    the other's. A failure at another level of a category is neither freed nor probed."""
+    space = Space([Continuous(f"x{i}", 0.0, 1.0) for i in range(3)] + [Categorical("c", ("a", "b"))])
+    s = make_strategy("bo-modes", space, seed=0, probe=True)
+    rng = np.random.default_rng(0)
+    first = np.array([0.35, 0.5, 0.5]) + 0.05 * rng.standard_normal((5, 3))
+    lone = np.array([[0.69, 0.5, 0.5]])
+    far = rng.random((40, 3)) * 0.2  # passes in one corner, far from both balls
+    level = np.array([1.0, 0.0])
+    X = np.concatenate([np.concatenate([P, np.tile(level, (len(P), 1))], axis=1) for P in (first, lone, far)])
+    y = np.r_[np.ones(6), np.zeros(40)]
+    s.tell(X, y)
+    model = s._fit(X, y)
+    kernel = model.gp.covar_module.base_kernel if hasattr(model.gp.covar_module, "base_kernel") else model.gp.covar_module
+    kernel.lengthscale = torch.tensor([[0.5, 0.5, 0.5, 5.0, 5.0]], dtype=kernel.lengthscale.dtype)  # the two balls correlate, and the levels
+    failures, modes = X[:6], np.array([0, 0, 0, 0, 0, 1])
+    counts, probes = s._crowding(failures, modes, model, X, y)
+    assert counts.tolist() == [6, 6]
+    nearest = failures[np.argmin(np.linalg.norm(failures[:5, :3] - lone[0], axis=1))]
+    assert np.allclose(probes[0], 0.5 * (nearest + X[5]))
+    for told, expected in ((0.0, [5, 1]), (1.0, [6, 6])):
+        counts, again = s._crowding(failures, modes, model, np.concatenate([X, probes[:1]]), np.r_[y, told])
+        assert counts.tolist() == expected
+        assert not any(np.allclose(p, probes[0]) for p in again)
+    other = failures.copy()
+    other[5, 3:] = [0.0, 1.0]  # the lone failure at the other level
+    counts, probes = s._crowding(other, modes, model, np.concatenate([other, X[6:]]), y)
+    assert counts[1] == 6 and not probes
+    s.probe = False  # the default: counted as before, nothing probed
+    assert s._crowding(failures, modes, model, X, y)[0].tolist() == [6, 6] and not s._crowding(failures, modes, model, X, y)[1]
 
 
 def test_exploration_leaves_out_the_slopes_of_modes_already_found():
@@ -133,7 +170,8 @@ def test_normal_scores_share_ties_and_keep_the_order():
 
 @pytest.mark.parametrize("options, match", [({"model": "linear"}, "'gp', 'constant'"), ({"early": 1.5}, "'early'"),
                                             ({"radius": 0}, "'radius'"), ({"near_best": 0}, "'near_best'"), ({"unjudged": (3, 0.2, 0.4)}, "unjudged column"),
-                                            ({"unjudged": (0, 0.6, 0.4)}, "must not be above"), ({"unjudged": (0, 0.2)}, "column, low, high")])
+                                            ({"unjudged": (0, 0.6, 0.4)}, "must not be above"), ({"unjudged": (0, 0.2)}, "column, low, high"),
+                                            ({"probe": "maybe"}, "The .probe. option of FailureModes must be True or False. Got .maybe.")])
 def test_bad_options_are_named(options, match):
     with pytest.raises(ParameterError, match=match):
         make_strategy("bo-modes", CUBE3, **options)
