@@ -253,7 +253,7 @@ class FailureModes(CarriedGP):
         correlated member of the other says a gap parts the two; and the probes to ask: those
         midpoints, not yet told, from a failure of the smaller mode (one evaluation settles whether
         it is a stray at the larger's edge or a region of its own: a failure there keeps them
-        counted, and the next midpoint halves the distance). Failures at different levels of a
+        counted, and the midpoint asked next lies nearer the gap, if there is one). Failures at different levels of a
         category still count and are never probed: no point lies between two levels, and a cause
         found again at another level is not a new one."""
         if not len(modes):
