@@ -1,5 +1,6 @@
 """How often `bo-modes`'s points fail, by what the schedule asked them to do: the Sobol start, the
-exploring points (new failure modes) and the harvesting points (inside the modes found).
+exploring points (new failure modes), the harvesting points (inside the modes found) and the
+probes (with `probe`: is a lone failure a region of its own?).
 
     python benchmarks/suite.py --cases faces-smile-cnn,faces-dlib-hog --strategies random,bo-modes,tpe --seeds 3 --jobs 2 --under bo-modes --out runs/bench
     python benchmarks/harvest_rates.py runs/bench                      # every bo-modes campaign under it
@@ -12,7 +13,9 @@ or the harvest fall short. A point's role comes from the campaign's stored order
 own schedule (`FailureModes.explores`, rebuilt from the campaign's budget and options): the first
 `n_init` points are Sobol, and until the first failure every point explores, as there is no mode to
 harvest. (A harvesting point that found no new candidate in any mode explores instead; the stored
-campaign does not say when, so it is counted as harvest.) Audit points are left out.
+campaign does not say when, so it is counted as harvest.) A harvesting point at the midpoint of
+two failures told before it is a probe (`--strategy-option probe=true`; none otherwise). Audit
+points are left out.
 
 Planted cases store no points, so `--planted` runs them again (deterministic: the suite's runs,
 point for point) and adds what the truth knows: the share of the failures in the region harvested
@@ -33,6 +36,7 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+from scipy.spatial import cKDTree
 from sklearn.metrics import roc_auc_score
 
 from searcher.bench import select_cases
@@ -43,7 +47,7 @@ from searcher.space import Continuous, Space
 from searcher.strategies import make_strategy
 from searcher.strategies.bo import FailureModes
 
-ROLES = ("sobol", "explore", "harvest")
+ROLES = ("sobol", "explore", "harvest", "probe")
 SCHEDULE = ("n_init", "early", "late", "split")
 
 
@@ -51,7 +55,20 @@ def roles(trials: pd.DataFrame, config: dict) -> tuple[np.ndarray, np.ndarray]:
     """(role per searched point, failed per searched point), in the order the strategy asked them."""
     searched = trials[trials["source"] != "audit"].sort_values(["step", "idx"])
     failed = searched["failure"].to_numpy(bool)
-    return schedule_roles(failed, int(config["budget"]), config.get("strategy_options") or {}), failed
+    role = schedule_roles(failed, int(config["budget"]), config.get("strategy_options") or {})
+    return with_probes(role, np.stack(searched["x"].to_numpy()), failed), failed
+
+
+def with_probes(role: np.ndarray, X: np.ndarray, failed: np.ndarray, tol: float = 1e-3) -> np.ndarray:
+    """`role` with each harvesting point that is the midpoint of two failures told before it (in
+    every coordinate of the cube, to `tol`) called a "probe" (`bo-modes`'s option `probe`)."""
+    role = role.copy()
+    for i in np.flatnonzero(role == "harvest"):
+        F = X[:i][failed[:i]]
+        if len(F) >= 2:
+            dist, j = cKDTree(F).query(2 * X[i] - F, p=np.inf)  # 2 x - f is another failure g: x = (f + g) / 2
+            role[i] = "probe" if ((dist <= 2 * tol) & (j != np.arange(len(F)))).any() else role[i]
+    return role
 
 
 def _schedule(budget: int, options: dict) -> FailureModes:
@@ -98,7 +115,7 @@ def planted_rates(cases: str, seeds: list[int], strategy: str = "bo-modes", opti
             region = regions.region_of(X)
             failed = region >= 0
             predicted = np.array([getattr(s, "predicted", {}).get(x.tobytes(), np.nan) for x in X])
-            role = schedule_roles(failed, budget, options or {})
+            role = with_probes(schedule_roles(failed, budget, options or {}), X, failed)
             hit, first = np.unique(region[failed], return_index=True)
             first = np.flatnonzero(failed)[first]  # the index of each region's first hit
             rows.append({"case": case.name, "seed": seed, **_counts(role, failed), "regions": len(hit),
@@ -139,6 +156,9 @@ def summary(df: pd.DataFrame) -> str:
     for case, g in df.groupby("case", sort=False):
         cells = []
         for r in ROLES:
+            if not g[f"{r}_points"].any():
+                cells.append("-")
+                continue
             rate = g[f"{r}_failures"] / g[f"{r}_points"].where(g[f"{r}_points"] > 0)
             span = f"{rate.min():.2f}-{rate.max():.2f}" if len(g) > 1 else f"{rate.iloc[0]:.2f}"
             cells.append(f"{g[f'{r}_failures'].sum() / max(1, g[f'{r}_points'].sum()):.2f} [{span}] ({g[f'{r}_points'].mean():.0f})")
