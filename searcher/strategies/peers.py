@@ -151,7 +151,7 @@ class CMAESSearch(StrategyBase):
     def __init__(self, space: Space, seed: int = 0, sigma: float = 0.3, popsize: int | None = None, restarts: bool = True,
                  start: str = "centre") -> None:
         super().__init__(space, seed)
-        self.start = first_mean(start, self.dim, self.seed, owner="CMAESSearch")
+        self.x0 = first_mean(start, self.dim, self.seed, owner="CMAESSearch")  # the first run's mean
         self.sigma = check_number("sigma", sigma, 0.0, 1.0, open_low=True)
         self.popsize = None if popsize is None else check_int("popsize", popsize, 2)
         self.restarts = check_flag("restarts", restarts, owner="CMAESSearch")
@@ -170,7 +170,7 @@ class CMAESSearch(StrategyBase):
     def ask(self, n: int, step: int) -> np.ndarray:
         n = check_int("n", n, 1)
         X, loss = self.history.answered()
-        opt = self._run(self.start, self.seed, self.popsize)
+        opt = self._run(self.x0, self.seed, self.popsize)
         self.runs = [(0, opt.population_size)]
         start = 0
         while len(X) - start >= opt.population_size:

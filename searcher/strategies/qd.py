@@ -71,7 +71,7 @@ class CMAMESearch(StrategyBase):
     def __init__(self, space: Space, seed: int = 0, emitters: int = 3, batch_size: int = 4, sigma: float = 0.3,
                  cells: int = 10, start: str = "centre") -> None:
         super().__init__(space, seed)
-        self.start = first_mean(start, self.dim, self.seed, owner="CMAMESearch")
+        self.x0 = first_mean(start, self.dim, self.seed, owner="CMAMESearch")  # where every emitter starts
         self.emitters = check_int("emitters", emitters, 1)
         self.batch_size = check_int("batch_size", batch_size, 2)
         self.sigma = check_number("sigma", sigma, 0.0, 1.0, open_low=True)
@@ -90,7 +90,7 @@ class CMAMESearch(StrategyBase):
         seeds = np.random.default_rng([self.seed, 0xC3E]).integers(2**31, size=self.emitters + 1)
         archive = ribs.archives.GridArchive(solution_dim=self.dim, dims=(self.cells, self.cells), ranges=[(0.0, 1.0), (0.0, 1.0)],
                                             seed=int(seeds[0]))
-        emitters = [ribs.emitters.EvolutionStrategyEmitter(archive, x0=self.start, sigma0=self.sigma, ranker="2imp",
+        emitters = [ribs.emitters.EvolutionStrategyEmitter(archive, x0=self.x0, sigma0=self.sigma, ranker="2imp",
                                                            bounds=[(0.0, 1.0)] * self.dim, batch_size=self.batch_size, seed=int(s))
                     for s in seeds[1:]]
         return ribs.schedulers.Scheduler(archive, emitters)
