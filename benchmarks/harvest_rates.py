@@ -67,7 +67,8 @@ def with_probes(role: np.ndarray, X: np.ndarray, failed: np.ndarray, tol: float 
         F = X[:i][failed[:i]]
         if len(F) >= 2:
             dist, j = cKDTree(F).query(2 * X[i] - F, p=np.inf)  # 2 x - f is another failure g: x = (f + g) / 2
-            role[i] = "probe" if ((dist <= 2 * tol) & (j != np.arange(len(F)))).any() else role[i]
+            if ((dist <= 2 * tol) & (j != np.arange(len(F)))).any():
+                role[i] = "probe"
     return role
 
 

@@ -85,13 +85,13 @@ def check_number(name: str, value: Any, low: float = -math.inf, high: float = ma
     return v
 
 
-def check_flag(name: str, value: Any, *, what: str = "option", owner: str | None = None) -> bool:
+def check_flag(name: str, value: Any, owner: str | None = None) -> bool:
     """A yes/no option: a bool, or the words true/false as `--strategy-option KEY=VALUE` passes them."""
     if isinstance(value, (bool, np.bool_)):
         return bool(value)
     if isinstance(value, str) and value.strip().lower() in ("true", "false"):
         return value.strip().lower() == "true"
-    raise invalid(name, "True or False", value, what=what, owner=owner)
+    raise invalid(name, "True or False", value, owner=owner)
 
 
 def check_choice(name: str, value: Any, choices: Sequence[Any], *, what: str = "option", owner: str | None = None) -> Any:

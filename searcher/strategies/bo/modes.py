@@ -209,6 +209,11 @@ class FailureModes(CarriedGP):
         A, B = self.cube.weighted(A), self.cube.weighted(B)
         return np.sqrt(np.maximum(((A[:, None, :] - B[None, :, :]) ** 2).sum(-1), 0.0)) / math.sqrt(self.dim)
 
+    def _same_levels(self, A: np.ndarray, B: np.ndarray) -> np.ndarray:
+        """Per row, whether `A` and `B` share every categorical level (no image lies between two)."""
+        levels = self.cube.categorical
+        return (A[:, levels] == B[:, levels]).all(axis=1)
+
     def _nearest(self, A: np.ndarray, B: np.ndarray) -> np.ndarray:
         """Per row of `A`, the distance to the nearest row of `B` (inf if none)."""
         if not len(B):
@@ -234,8 +239,7 @@ class FailureModes(CarriedGP):
         np.fill_diagonal(D, np.inf)
         k = min(_NEIGHBOURS, n - 1)
         src, dst = np.repeat(np.arange(n), k), np.argsort(D, axis=1)[:, :k].reshape(-1)
-        levels = failures[:, self.cube.categorical]  # no image lies between two levels of a category
-        near = (D[src, dst] < (_REACH if model is not None else self.radius)) & (levels[src] == levels[dst]).all(axis=1)
+        near = (D[src, dst] < (_REACH if model is not None else self.radius)) & self._same_levels(failures[src], failures[dst])
         src, dst = src[near], dst[near]
         if model is not None and len(src):
             ts = _SEGMENT[None, :, None]
@@ -267,15 +271,17 @@ class FailureModes(CarriedGP):
             corr = np.concatenate([(model.gp.covar_module(F[rows], F).to_dense() / scale[rows, None] / scale[None, :]).numpy()
                                    for rows in torch.arange(len(F)).split(1024)])  # a block of rows at a time
         near = (corr > _NEAR) @ member > 0
-        sizes = member.sum(0)
         f, m = np.nonzero(near & (member == 0))  # a failure counted against another mode
         if not self.probe or not len(f):
             return near.sum(0).astype(float), []
-        g = np.array([np.flatnonzero(modes == mm)[np.argmax(corr[ff, modes == mm])] for ff, mm in zip(f, m)])
+        sizes = member.sum(0)
+        g = np.empty(len(f), int)  # per pair, the member of mode m that f correlates with most
+        for mode in np.unique(m):
+            pairs, members = m == mode, np.flatnonzero(modes == mode)
+            g[pairs] = members[corr[np.ix_(f[pairs], members)].argmax(axis=1)]
         mid = 0.5 * (failures[f] + failures[g])
         reach = _GAP * np.linalg.norm(self.cube.weighted(failures[f]) - self.cube.weighted(failures[g]), axis=1) / math.sqrt(self.dim)
-        levels = self.cube.categorical
-        apart = (failures[f][:, levels] != failures[g][:, levels]).any(axis=1)
+        apart = ~self._same_levels(failures[f], failures[g])
         dist, index = self._closest(mid, X)
         told = dist <= reach
         gap = ~apart & told & (loss[index] < FAILURE)
