@@ -2,7 +2,8 @@
 `searcher.analysis.compare.compare` in `OUT/CASE/`, then scored on failure modes.
 
 Modes are those of `compare` (`mode_labels`: 16 Ward clusters of the uniform strategies' failures
-of the campaigns run together, every failure joined to the nearest), so a case's modes depend on
+of the campaigns run together, every failure joined to the nearest; a run of seed k on the clusters
+of the other seeds' uniform failures, cross-fitted), so a case's modes depend on
 the strategies and seeds of the call that scores it: rows already in runs.csv are kept as they
 were scored. A run's seconds are the span from its first to its last stored trial (a campaign
 resumed after a pause counts the pause), and there is no time per ask (NaN).
@@ -41,7 +42,8 @@ def run_campaigns(case: Case, strategies: Sequence[str], seeds: Sequence[int], b
     jobs = [(s, seed) for s in strategies for seed in seeds]
     runs = [load_campaign(directory / "runs" / f"{s}-s{seed}").trials for s, seed in jobs]
     rows = []
-    for (strategy, seed), trials, labels in zip(jobs, runs, mode_labels(runs, [s for s, _ in jobs], MODES, one_hot_blocks(o["generator"], o))):
+    for (strategy, seed), trials, labels in zip(jobs, runs, mode_labels(runs, [s for s, _ in jobs], MODES, one_hot_blocks(o["generator"], o),
+                                                                       [seed for _, seed in jobs])):
         created = trials["created"].to_numpy(float) if len(trials) else np.zeros(1)
         rows.append({"case": case.name, "kind": case.kind, "strategy": strategy, "seed": seed, "budget": budget,
                      **run_scores(labels, int(repeated(trials["x"].tolist()).sum()), MODES),

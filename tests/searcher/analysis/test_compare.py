@@ -5,7 +5,7 @@ import sqlite3
 import numpy as np
 import pandas as pd
 
-from searcher.analysis.compare import _watch, compare, diversity, failure_modes
+from searcher.analysis.compare import _watch, compare, diversity, failure_modes, mode_labels
 from searcher.cli import main
 
 
@@ -74,3 +74,47 @@ def test_the_progress_bars_wait_for_a_store_still_being_created(tmp_path):
             return pending[:1], pending[1:]  # one future finishes per tick
 
     _watch([str(tmp_path / "new")], budget=10, futures=["a", "b"], ray=Ray())
+
+
+def _ward_nearest(reference: np.ndarray, points: np.ndarray, k: int) -> np.ndarray:
+    """What the cross-fitted modes should be, computed here from scipy directly."""
+    from scipy.cluster.hierarchy import fcluster, linkage
+
+    labels = fcluster(linkage(reference, "ward"), k, "maxclust")
+    centres = np.stack([reference[labels == c].mean(axis=0) for c in np.unique(labels)])
+    return ((points[:, None, :] - centres[None]) ** 2).sum(-1).argmin(axis=1)
+
+
+def test_a_run_of_seed_k_is_scored_on_modes_cut_from_the_other_seeds_failures():
+    rng = np.random.default_rng(1)
+    corners = np.array([[0.1, 0.1], [0.9, 0.1], [0.1, 0.9], [0.9, 0.9]])
+    broad = rng.uniform(size=(40, 2))  # random seed 0: failures all over
+    tight = corners[[0]] + 0.01 * rng.standard_normal((12, 2))  # random seed 1: one corner, then three single hits
+    tight = np.concatenate([tight, corners[1:]])
+    runs = [_trials(broad), _trials(tight), _trials(broad)]
+    strategies, seeds = ["random", "random", "bo"], [0, 1, 0]
+    labels = mode_labels(runs, strategies, modes=4, seeds=seeds)
+    # seed 0's runs are scored on seed 1's clusters, seed 1's on seed 0's: never on their own failures
+    assert np.array_equal(labels[0], _ward_nearest(tight, broad, 4))
+    assert np.array_equal(labels[1], _ward_nearest(broad, tight, 4))
+    assert np.array_equal(labels[2], labels[0])  # another strategy's seed 0: the same modes as random's seed 0
+    # without seeds (or with one random seed) every run is scored on the clusters of every random failure
+    pooled = np.concatenate([broad, tight])
+    assert np.array_equal(mode_labels(runs, strategies, modes=4)[1], _ward_nearest(pooled, tight, 4))
+    one_seed = mode_labels(runs[:1] + runs[2:], ["random", "bo"], modes=4, seeds=[0, 0])
+    assert np.array_equal(one_seed[1], _ward_nearest(broad, broad, 4))
+
+
+def test_scored_on_its_own_failures_a_random_run_looks_broader_than_held_out():
+    """The bias cross-fitting removes: Ward clusters fitted to a run's own failures spread them evenly."""
+    rng = np.random.default_rng(0)
+    runs = [_trials(rng.uniform(size=(30, 6))) for _ in range(5)]  # five random searches of one failure set
+
+    def effective(labels: np.ndarray) -> float:
+        p = np.bincount(labels[labels >= 0]) / (labels >= 0).sum()
+        p = p[p > 0]
+        return float(np.exp(-(p * np.log(p)).sum()))
+
+    own = np.mean([effective(m) for m in mode_labels(runs, ["random"] * 5, modes=16)])
+    held = np.mean([effective(m) for m in mode_labels(runs, ["random"] * 5, modes=16, seeds=range(5))])
+    assert held < own
