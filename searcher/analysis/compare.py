@@ -116,7 +116,7 @@ def mode_labels(runs: Sequence[pd.DataFrame], strategies: Sequence[str], modes: 
     X = [one_hot_weighted(_failures(t), blocks) for t in runs]
     out = [np.full(len(t), -1) for t in runs]
     uniform = [s in UNIFORM_STRATEGIES and len(x) > 0 for x, s in zip(X, strategies)]
-    folds = sorted({k for k, u in zip(seeds, uniform) if u}) if seeds is not None else []
+    folds = {k for k, u in zip(seeds, uniform) if u} if seeds is not None else set()
     if len(folds) < 2:  # one fold: every campaign on the clusters of every uniform failure
         groups = [(list(range(len(runs))), [x for x, u in zip(X, uniform) if u] or [x for x in X if len(x)])]
     else:
