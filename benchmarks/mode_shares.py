@@ -31,15 +31,10 @@ import numpy as np
 from searcher.analysis.compare import mode_labels, one_hot_blocks
 from searcher.bench.campaigns import MODES
 from searcher.bench.cases import select_cases
+from searcher.bench.score import effective_breadth as effective
 from searcher.campaign import load_campaign
 
 DRAWS = 200
-
-
-def effective(counts: np.ndarray) -> float:
-    """exp(entropy) of counts over modes (0 for no failures), as the suite scores a run."""
-    p = counts[counts > 0] / max(counts.sum(), 1)
-    return float(np.exp(-(p * np.log(p)).sum())) if len(p) else 0.0
 
 
 def counts_per_run(root: Path, case: str, strategies: list[str], cross_fitted: bool = True) -> dict[tuple[str, int], np.ndarray]:

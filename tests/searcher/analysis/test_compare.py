@@ -6,6 +6,7 @@ import numpy as np
 import pandas as pd
 
 from searcher.analysis.compare import _watch, compare, diversity, failure_modes, mode_labels
+from searcher.bench.score import effective_breadth
 from searcher.cli import main
 
 
@@ -111,9 +112,7 @@ def test_scored_on_its_own_failures_a_random_run_looks_broader_than_held_out():
     runs = [_trials(rng.uniform(size=(30, 6))) for _ in range(5)]  # five random searches of one failure set
 
     def effective(labels: np.ndarray) -> float:
-        p = np.bincount(labels[labels >= 0]) / (labels >= 0).sum()
-        p = p[p > 0]
-        return float(np.exp(-(p * np.log(p)).sum()))
+        return effective_breadth(np.bincount(labels[labels >= 0]))
 
     own = np.mean([effective(m) for m in mode_labels(runs, ["random"] * 5, modes=16)])
     held = np.mean([effective(m) for m in mode_labels(runs, ["random"] * 5, modes=16, seeds=range(5))])
