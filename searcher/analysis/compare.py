@@ -17,8 +17,8 @@ every campaign's failures are assigned to the nearest cluster centre, and a camp
 how many clusters it hit. Random search's own failures make the modes, so they fit its campaigns
 a little better than another's: `modes` here counts a hit of any of them, and the benchmark suite,
 which sets a breadth bar by random search, scores a campaign of seed k on the clusters of the
-other seeds' failures instead (`mode_labels` with `seeds`). (A per-campaign clustering at a fixed distance cannot do this in high
-dimension: 400 uniform points in a 26-D cube lie about 0.47 apart, so every failure of a random
+other seeds' failures instead (`mode_labels` with `seeds`). (A per-campaign clustering at a fixed
+distance cannot do this in high dimension: 400 uniform points in a 26-D cube lie about 0.47 apart, so every failure of a random
 search is its own cluster and every concentrated search looks narrow or broad by construction.)
 """
 
@@ -87,9 +87,9 @@ def diversity(trials: pd.DataFrame) -> dict[str, float]:
 
 
 def failure_modes(runs: Sequence[pd.DataFrame], strategies: Sequence[str], modes: int = 16,
-                  blocks: Sequence[tuple[int, int]] = (), seeds: Sequence[int] | None = None) -> list[int]:
+                  blocks: Sequence[tuple[int, int]] = ()) -> list[int]:
     """How many failure modes each campaign hit (see the module docstring and `mode_labels`)."""
-    return [len(np.unique(m[m >= 0])) for m in mode_labels(runs, strategies, modes, blocks, seeds)]
+    return [len(np.unique(m[m >= 0])) for m in mode_labels(runs, strategies, modes, blocks)]
 
 
 def mode_labels(runs: Sequence[pd.DataFrame], strategies: Sequence[str], modes: int = 16,
