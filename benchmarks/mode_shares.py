@@ -37,17 +37,21 @@ from searcher.campaign import load_campaign
 DRAWS = 200
 
 
-def counts_per_run(root: Path, case: str, strategies: list[str], cross_fitted: bool = True) -> dict[tuple[str, int], np.ndarray]:
-    """Per (strategy, seed) campaign found under `root/case/runs`, its new failures per mode (the suite's
-    modes, cross-fitted by seed; `cross_fitted=False`: every run on the clusters of every random failure)."""
+def counts_per_run(root: Path, case: str, strategies: list[str]) -> tuple[dict[tuple[str, int], np.ndarray], dict[tuple[str, int], np.ndarray]]:
+    """Per (strategy, seed) campaign found under `root/case/runs`, its new failures per mode: on the
+    suite's modes (cross-fitted by seed), and on one set of modes for every run (the clusters of
+    every random failure, its own included), from one reading of the campaigns."""
     options = select_cases([case])[0].options
     runs_dir = root / case / "runs"
     jobs = sorted((p.name.rsplit("-s", 1)[0], int(p.name.rsplit("-s", 1)[1])) for p in runs_dir.iterdir() if "-s" in p.name)
     jobs = [(s, seed) for s, seed in jobs if not strategies or s in strategies]
     trials = [load_campaign(runs_dir / f"{s}-s{seed}").trials for s, seed in jobs]
-    labels = mode_labels(trials, [s for s, _ in jobs], MODES, one_hot_blocks(options["generator"], options),
-                         [seed for _, seed in jobs] if cross_fitted else None)
-    return {job: np.bincount(lab[lab >= 0], minlength=MODES) for job, lab in zip(jobs, labels)}
+    names, blocks = [s for s, _ in jobs], one_hot_blocks(options["generator"], options)
+
+    def counts(seeds: list[int] | None) -> dict[tuple[str, int], np.ndarray]:
+        return {job: np.bincount(lab[lab >= 0], minlength=MODES) for job, lab in zip(jobs, mode_labels(trials, names, MODES, blocks, seeds))}
+
+    return counts([seed for _, seed in jobs]), counts(None)
 
 
 def report(case: str, scored: dict[tuple[str, int], np.ndarray], pooled_modes: dict[tuple[str, int], np.ndarray], seed: int = 0) -> str:
@@ -95,7 +99,7 @@ def main(argv: list[str] | None = None) -> int:
     if strategies and "random" not in strategies:
         strategies.append("random")
     for case in cases:
-        print(report(case, counts_per_run(args.root, case, strategies), counts_per_run(args.root, case, strategies, False), args.seed))
+        print(report(case, *counts_per_run(args.root, case, strategies), args.seed))
     return 0
 
 

@@ -18,8 +18,9 @@ how many clusters it hit. Random search's own failures make the modes, so they f
 a little better than another's: `modes` here counts a hit of any of them, and the benchmark suite,
 which sets a breadth bar by random search, scores a campaign of seed k on the clusters of the
 other seeds' failures instead (`mode_labels` with `seeds`). (A per-campaign clustering at a fixed
-distance cannot do this in high dimension: 400 uniform points in a 26-D cube lie about 0.47 apart, so every failure of a random
-search is its own cluster and every concentrated search looks narrow or broad by construction.)
+distance cannot do this in high dimension: 400 uniform points in a 26-D cube lie about 0.47 apart,
+so every failure of a random search is its own cluster and every concentrated search looks narrow
+or broad by construction.)
 """
 
 from __future__ import annotations
@@ -121,7 +122,7 @@ def mode_labels(runs: Sequence[pd.DataFrame], strategies: Sequence[str], modes: 
         groups = [(list(range(len(runs))), [x for x, u in zip(X, uniform) if u] or [x for x in X if len(x)])]
     else:
         groups = [([i for i, k in enumerate(seeds) if k == fold], [x for x, u, k in zip(X, uniform, seeds) if u and k != fold])
-                  for fold in sorted(set(seeds))]
+                  for fold in set(seeds)]
     for members, reference in groups:
         if not reference:
             continue

@@ -41,9 +41,9 @@ def run_campaigns(case: Case, strategies: Sequence[str], seeds: Sequence[int], b
             strategy_options=dict(strategy_options or {}))
     jobs = [(s, seed) for s in strategies for seed in seeds]
     runs = [load_campaign(directory / "runs" / f"{s}-s{seed}").trials for s, seed in jobs]
+    modes = mode_labels(runs, [s for s, _ in jobs], MODES, one_hot_blocks(o["generator"], o), [seed for _, seed in jobs])
     rows = []
-    for (strategy, seed), trials, labels in zip(jobs, runs, mode_labels(runs, [s for s, _ in jobs], MODES, one_hot_blocks(o["generator"], o),
-                                                                       [seed for _, seed in jobs])):
+    for (strategy, seed), trials, labels in zip(jobs, runs, modes):
         created = trials["created"].to_numpy(float) if len(trials) else np.zeros(1)
         rows.append({"case": case.name, "kind": case.kind, "strategy": strategy, "seed": seed, "budget": budget,
                      **run_scores(labels, int(repeated(trials["x"].tolist()).sum()), MODES),
