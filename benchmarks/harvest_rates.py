@@ -14,7 +14,7 @@ own schedule (`FailureModes.explores`, rebuilt from the campaign's budget and op
 `n_init` points are Sobol, and until the first failure every point explores, as there is no mode to
 harvest. (A harvesting point that found no new candidate in any mode explores instead; the stored
 campaign does not say when, so it is counted as harvest.) A harvesting point at the midpoint of
-two failures told before it is a probe (`--strategy-option probe=true`; none otherwise). Audit
+two failures told before it is a probe (in a run with `--strategy-option probe=true`; none otherwise). Audit
 points are left out.
 
 Planted cases store no points, so `--planted` runs them again (deterministic: the suite's runs,
@@ -46,6 +46,7 @@ from searcher.cli.args import assignments, seed_list
 from searcher.space import Continuous, Space
 from searcher.strategies import make_strategy
 from searcher.strategies.bo import FailureModes
+from searcher.validation import check_flag
 
 ROLES = ("sobol", "explore", "harvest", "probe")
 SCHEDULE = ("n_init", "early", "late", "split")
@@ -55,8 +56,15 @@ def roles(trials: pd.DataFrame, config: dict) -> tuple[np.ndarray, np.ndarray]:
     """(role per searched point, failed per searched point), in the order the strategy asked them."""
     searched = trials[trials["source"] != "audit"].sort_values(["step", "idx"])
     failed = searched["failure"].to_numpy(bool)
-    role = schedule_roles(failed, int(config["budget"]), config.get("strategy_options") or {})
-    return with_probes(role, np.stack(searched["x"].to_numpy()), failed), failed
+    options = config.get("strategy_options") or {}
+    role = schedule_roles(failed, int(config["budget"]), options)
+    return (with_probes(role, np.stack(searched["x"].to_numpy()), failed) if _probes(options) else role), failed
+
+
+def _probes(options: dict) -> bool:
+    """Whether the run probed (the option `probe`): with `inside`, harvesting points are convex
+    combinations of failures, some of them near the midpoint of two, and would be called probes."""
+    return check_flag("probe", options.get("probe", False))
 
 
 def with_probes(role: np.ndarray, X: np.ndarray, failed: np.ndarray, tol: float = 1e-3) -> np.ndarray:
@@ -116,7 +124,8 @@ def planted_rates(cases: str, seeds: list[int], strategy: str = "bo-modes", opti
             region = regions.region_of(X)
             failed = region >= 0
             predicted = np.array([getattr(s, "predicted", {}).get(x.tobytes(), np.nan) for x in X])
-            role = with_probes(schedule_roles(failed, budget, options or {}), X, failed)
+            role = schedule_roles(failed, budget, options or {})
+            role = with_probes(role, X, failed) if _probes(options or {}) else role
             hit, first = np.unique(region[failed], return_index=True)
             first = np.flatnonzero(failed)[first]  # the index of each region's first hit
             rows.append({"case": case.name, "seed": seed, **_counts(role, failed), "regions": len(hit),

@@ -21,7 +21,10 @@ per failure mode instead of one per restart):
    No point of the space lies between two levels of a category (the segment's fractional one-hot
    points are not images), so a mode never spans two.
 3. **Harvest** (a trust region per mode). Candidates near the mode's failures (Gaussian steps at
-   several scales); among those the model gives at least `near_best` (0.8) of the best `p_fail`, the one
+   several scales) or, with `inside`, in their span: convex combinations of three of them (a mode
+   of one failure: the steps). A convex failing region fails all over the span of its failures,
+   where steps around them leave it wherever they cross its edge, which the model, smooth where
+   the region is sharp, does not foresee. Among those the model gives at least `near_best` (0.8) of the best `p_fail`, the one
    farthest from every failure (a mode is harvested across, not at one spot); where the model
    does not yet believe the mode (best `p_fail` < 0.5: a lone failure it explains as noise, so
    `p_fail` ranks by variance alone), the candidate nearest the mode's failures: such a model
@@ -96,6 +99,7 @@ _EVENNESS = 3.0
 _NEAR = 0.5  # kernel correlation above which a failure counts against harvesting a mode (the first value tried)
 _GAP = 0.15  # a told point within this fraction of |f - g| of their midpoint settles whether f and g share a region
 _SEGMENT = np.array([0.25, 0.5, 0.75])
+_SPAN = 3  # failures of a mode each harvesting candidate (with `inside`) is a convex combination of
 
 
 class FailureModes(CarriedGP):
@@ -113,6 +117,9 @@ class FailureModes(CarriedGP):
         model: "gp" (default) or "constant" (the ablation).
         near_best: a harvesting point is the farthest from every failure among the candidates
             whose `p_fail` is at least this fraction of the best (1: the most likely to fail).
+        inside: harvest convex combinations of a mode's failures instead of Gaussian steps around
+            them (off by default until the suite's tables are measured with it: docs/search.md has
+            what it finds).
         probe: settle, with a harvesting point at the midpoint, whether a failure the kernel counts
             against a larger mode beside it shares that mode's region (`_crowding`; off by default:
             docs/search.md has what it gains on the planted cases and costs on faces).
@@ -125,8 +132,9 @@ class FailureModes(CarriedGP):
     def __init__(self, space: Space, seed: int = 0, budget: int | None = None, n_init: int = 20, early: float = 0.6,
                  late: float = 0.15, split: float = 0.4, radius: float = 0.2, model: str = "gp", refit: float = 0.1,
                  iterations: int = 30, unjudged: Sequence[float] | None = None, near_best: float = 0.8,
-                 probe: bool = False) -> None:
+                 probe: bool = False, inside: bool = False) -> None:
         super().__init__(space, seed, refit, iterations)
+        self.inside = check_flag("inside", inside, owner="FailureModes")
         self.probe = check_flag("probe", probe, owner="FailureModes")
         self.near_best = check_number("near_best", near_best, 0.0, 1.0, open_low=True)
         self.budget = _HORIZON if budget is None else check_int("budget", budget, 1)
@@ -307,8 +315,11 @@ class FailureModes(CarriedGP):
         spread_from = np.concatenate([failures, np.array(chosen)]) if chosen else failures
         for mode in range(len(counts)):
             members = failures[modes == mode]
-            centres = members[rng.choice(len(members), min(_CENTRES, len(members)), replace=False)]
-            C = around(self.cube, centres, rng, _PER_CENTRE)
+            if self.inside and len(members) > 1:
+                C = self._inside(members, rng, _CENTRES * _PER_CENTRE)
+            else:
+                centres = members[rng.choice(len(members), min(_CENTRES, len(members)), replace=False)]
+                C = around(self.cube, centres, rng, _PER_CENTRE)
             C = C[self._judged(C) & np.array([row.tobytes() not in seen for row in C])]
             if not len(C):
                 continue
@@ -326,6 +337,13 @@ class FailureModes(CarriedGP):
             if value > best_value:
                 best, best_value, best_mode = C[pick], value, mode
         return best, best_mode
+
+    def _inside(self, members: np.ndarray, rng: np.random.Generator, n: int) -> np.ndarray:
+        """`n` convex combinations of `_SPAN` of the mode's failures each (flat Dirichlet weights), snapped:
+        points of the region the failures span, which fail wherever that region is convex."""
+        picks = np.stack([rng.choice(len(members), min(_SPAN, len(members)), replace=False) for _ in range(n)])
+        weights = rng.dirichlet(np.ones(picks.shape[1]), size=n)
+        return self.cube.snap(np.einsum("nk,nkd->nd", weights, members[picks]))
 
     def _judged(self, C: np.ndarray) -> np.ndarray:
         """Per row of `C`, whether the target judges it (False inside the `unjudged` band)."""
@@ -374,8 +392,9 @@ class ModelFreeFailureModes(FailureModes):
     """`bo-modes` with its model replaced by a constant: the ablation the benchmark suite runs beside it."""
 
     def __init__(self, space: Space, seed: int = 0, budget: int | None = None, n_init: int = 20, early: float = 0.6,
-                 late: float = 0.15, split: float = 0.4, radius: float = 0.2, unjudged: Sequence[float] | None = None) -> None:
-        super().__init__(space, seed, budget, n_init, early, late, split, radius, model="constant", unjudged=unjudged)
+                 late: float = 0.15, split: float = 0.4, radius: float = 0.2, unjudged: Sequence[float] | None = None,
+                 inside: bool = False) -> None:
+        super().__init__(space, seed, budget, n_init, early, late, split, radius, model="constant", unjudged=unjudged, inside=inside)
 
 
 def _band(unjudged: Sequence[float], dim: int) -> tuple[int, float, float]:

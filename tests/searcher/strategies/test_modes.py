@@ -62,17 +62,38 @@ def test_the_ablation_runs_without_a_model_and_finds_less():
     assert 0 < without < with_model
 
 
+def harvest_hit_rate(score: bool, **options) -> float:
+    """How often `bo-modes`'s harvesting points fail, on `PLANTED` (3-D, two boxes, 120 evaluations)."""
+    X = run("bo-modes", score, **options)
+    s = make_strategy("bo-modes", CUBE3, budget=len(X))
+    harvested = np.array([i >= s.n_init and not s.explores(i) for i in range(len(X))])
+    return float((PLANTED.region_of(X[harvested]) >= 0).mean())
+
+
 @pytest.mark.parametrize("score", [False, True])
 def test_near_best_trades_spread_within_a_mode_for_harvesting_hits(score):
     """Harvesting among only the likeliest candidates (`near_best` 1) fails more often than
-    spreading over any the model gives 0.3 of the best (3-D, two boxes, 120 evaluations)."""
-    def harvest_hit_rate(near_best: float) -> float:
-        X = run("bo-modes", score, near_best=near_best)
-        s = make_strategy("bo-modes", CUBE3, budget=len(X))
-        harvested = np.array([i >= s.n_init and not s.explores(i) for i in range(len(X))])
-        return float((PLANTED.region_of(X[harvested]) >= 0).mean())
+    spreading over any the model gives 0.3 of the best."""
+    assert harvest_hit_rate(score, near_best=1.0) > harvest_hit_rate(score, near_best=0.3) + 0.1
 
-    assert harvest_hit_rate(1.0) > harvest_hit_rate(0.3) + 0.1
+
+@pytest.mark.parametrize("score", [False, True])
+def test_harvesting_inside_a_mode_fails_more_often_than_stepping_around_it(score):
+    """Convex combinations of a mode's failures (`inside`) against Gaussian steps around them: the
+    steps cross the boxes' edges, where the smooth model does not see them coming."""
+    assert harvest_hit_rate(score, inside=True) > harvest_hit_rate(score) + 0.1
+
+
+def test_harvesting_candidates_lie_in_the_span_of_the_modes_failures():
+    """Convex combinations of three of a mode's failures: inside their bounding box, at their
+    category's level, and more than three distinct failures mixed."""
+    space = Space([Continuous("a", 0.0, 1.0), Continuous("b", 0.0, 1.0), Categorical("c", ["x", "y", "z"])])
+    s = make_strategy("bo-modes", space, seed=0, inside=True)
+    members = np.array([[0.1, 0.2, 0, 1, 0], [0.3, 0.2, 0, 1, 0], [0.2, 0.5, 0, 1, 0], [0.25, 0.3, 0, 1, 0]], float)
+    C = s._inside(members, np.random.default_rng(0), 200)
+    assert (C[:, :2] >= members[:, :2].min(0) - 1e-12).all() and (C[:, :2] <= members[:, :2].max(0) + 1e-12).all()
+    assert (C[:, 2:] == members[0, 2:]).all()
+    assert len(np.unique(C.round(9), axis=0)) == 200
 
 
 def test_modes_are_the_connected_failing_regions():
@@ -171,7 +192,8 @@ def test_normal_scores_share_ties_and_keep_the_order():
 @pytest.mark.parametrize("options, match", [({"model": "linear"}, "'gp', 'constant'"), ({"early": 1.5}, "'early'"),
                                             ({"radius": 0}, "'radius'"), ({"near_best": 0}, "'near_best'"), ({"unjudged": (3, 0.2, 0.4)}, "unjudged column"),
                                             ({"unjudged": (0, 0.6, 0.4)}, "must not be above"), ({"unjudged": (0, 0.2)}, "column, low, high"),
-                                            ({"probe": "maybe"}, "The .probe. option of FailureModes must be True or False. Got .maybe.")])
+                                            ({"probe": "maybe"}, "The .probe. option of FailureModes must be True or False. Got .maybe."),
+                                            ({"inside": 2}, "The .inside. option of FailureModes must be True or False. Got 2")])
 def test_bad_options_are_named(options, match):
     with pytest.raises(ParameterError, match=match):
         make_strategy("bo-modes", CUBE3, **options)
