@@ -56,15 +56,15 @@ def roles(trials: pd.DataFrame, config: dict) -> tuple[np.ndarray, np.ndarray]:
     """(role per searched point, failed per searched point), in the order the strategy asked them."""
     searched = trials[trials["source"] != "audit"].sort_values(["step", "idx"])
     failed = searched["failure"].to_numpy(bool)
-    options = config.get("strategy_options") or {}
-    role = schedule_roles(failed, int(config["budget"]), options)
-    return (with_probes(role, np.stack(searched["x"].to_numpy()), failed) if _probes(options) else role), failed
+    return point_roles(failed, np.stack(searched["x"].to_numpy()), int(config["budget"]), config.get("strategy_options") or {}), failed
 
 
-def _probes(options: dict) -> bool:
-    """Whether the run probed (the option `probe`): with `inside`, harvesting points are convex
-    combinations of failures, some of them near the midpoint of two, and would be called probes."""
-    return check_flag("probe", options.get("probe", False))
+def point_roles(failed: np.ndarray, X: np.ndarray, budget: int, options: dict) -> np.ndarray:
+    """The role of each point `X` of a run: the schedule's, and a probe where the run probed (the
+    option `probe`; without it none is, and with `inside` many harvesting points, convex
+    combinations of failures, lie near the midpoint of two)."""
+    role = schedule_roles(failed, budget, options)
+    return with_probes(role, X, failed) if check_flag("probe", options.get("probe", False)) else role
 
 
 def with_probes(role: np.ndarray, X: np.ndarray, failed: np.ndarray, tol: float = 1e-3) -> np.ndarray:
@@ -124,8 +124,7 @@ def planted_rates(cases: str, seeds: list[int], strategy: str = "bo-modes", opti
             region = regions.region_of(X)
             failed = region >= 0
             predicted = np.array([getattr(s, "predicted", {}).get(x.tobytes(), np.nan) for x in X])
-            role = schedule_roles(failed, budget, options or {})
-            role = with_probes(role, X, failed) if _probes(options or {}) else role
+            role = point_roles(failed, X, budget, options or {})
             hit, first = np.unique(region[failed], return_index=True)
             first = np.flatnonzero(failed)[first]  # the index of each region's first hit
             rows.append({"case": case.name, "seed": seed, **_counts(role, failed), "regions": len(hit),
