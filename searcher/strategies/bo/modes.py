@@ -21,10 +21,17 @@ per failure mode instead of one per restart):
    No point of the space lies between two levels of a category (the segment's fractional one-hot
    points are not images), so a mode never spans two.
 3. **Harvest** (a trust region per mode). Candidates near the mode's failures (Gaussian steps at
-   several scales) or, with `inside`, in their span: convex combinations of three of them (a mode
-   of one failure: the steps). A convex failing region fails all over the span of its failures,
-   where steps around them leave it wherever they cross its edge, which the model, smooth where
-   the region is sharp, does not foresee. Among those the model gives at least `near_best` (0.8) of the best `p_fail`, the one
+   several scales) or in their span: convex combinations of three of them. A convex failing region
+   fails all over the span of its failures, where steps around them leave it wherever they cross
+   its edge, which the model, smooth where the region is sharp, does not foresee; but the steps
+   also reach the causes next to the mode, which the span never does, and where failing regions
+   are not convex (faces) the span fails no more often than the steps. So with `inside="earned"`
+   the campaign's own record chooses: each harvesting point draws the hit rates of the two kinds
+   of candidate from their Beta posteriors (the harvesting points of each kind told so far) and
+   harvests inside the span only when that draw beats the steps' by `_PREMIUM` (Thompson sampling
+   between two arms, with a premium that pays for the breadth the span gives up). `"never"` (the
+   default for now) always steps, `"always"` always harvests inside; a mode of one failure steps.
+   Among the candidates the model gives at least `near_best` (0.8) of the best `p_fail`, the one
    farthest from every failure (a mode is harvested across, not at one spot); where the model
    does not yet believe the mode (best `p_fail` < 0.5: a lone failure it explains as noise, so
    `p_fail` ranks by variance alone), the candidate nearest the mode's failures: such a model
@@ -87,6 +94,8 @@ from searcher.validation import check_choice, check_flag, check_int, check_numbe
 __all__ = ["FailureModes", "ModelFreeFailureModes"]
 
 MODELS = ("gp", "constant")
+INSIDE = ("never", "always", "earned")
+_PREMIUM = 0.1  # by how much a draw of the span's hit rate must beat the steps' for `inside="earned"` to harvest inside
 _HORIZON = 400  # the budget assumed when none is given
 _NEIGHBOURS = 6  # failures each failure may join (the nearest)
 _REACH = 0.35  # ... if within this normalised distance
@@ -117,9 +126,9 @@ class FailureModes(CarriedGP):
         model: "gp" (default) or "constant" (the ablation).
         near_best: a harvesting point is the farthest from every failure among the candidates
             whose `p_fail` is at least this fraction of the best (1: the most likely to fail).
-        inside: harvest convex combinations of a mode's failures instead of Gaussian steps around
-            them (off by default until the suite's tables are measured with it: docs/search.md has
-            what it finds).
+        inside: when a mode is harvested by convex combinations of its failures instead of
+            Gaussian steps around them: "never" (the default for now), "always", or "earned"
+            (where they have hit more often so far; docs/search.md has what each finds).
         probe: settle, with a harvesting point at the midpoint, whether a failure the kernel counts
             against a larger mode beside it shares that mode's region (`_crowding`; off by default:
             docs/search.md has what it gains on the planted cases and costs on faces).
@@ -132,9 +141,11 @@ class FailureModes(CarriedGP):
     def __init__(self, space: Space, seed: int = 0, budget: int | None = None, n_init: int = 20, early: float = 0.6,
                  late: float = 0.15, split: float = 0.4, radius: float = 0.2, model: str = "gp", refit: float = 0.1,
                  iterations: int = 30, unjudged: Sequence[float] | None = None, near_best: float = 0.8,
-                 probe: bool = False, inside: bool = False) -> None:
+                 probe: bool = False, inside: str = "never") -> None:
         super().__init__(space, seed, refit, iterations)
-        self.inside = check_flag("inside", inside, owner="FailureModes")
+        self.inside = check_choice("inside", inside, INSIDE)
+        self._arms = np.zeros((2, 2))  # rows: steps, inside; columns: harvesting points told, of which failed
+        self._pending: dict[bytes, int] = {}  # harvesting points asked and not yet told: their arm
         self.probe = check_flag("probe", probe, owner="FailureModes")
         self.near_best = check_number("near_best", near_best, 0.0, 1.0, open_low=True)
         self.budget = _HORIZON if budget is None else check_int("budget", budget, 1)
@@ -162,6 +173,7 @@ class FailureModes(CarriedGP):
             counts, probes = self._crowding(failures, modes, model, X, loss)
             seen = {row.tobytes() for row in X}
             chosen: list[np.ndarray] = []
+            self._pending = {}
             for i in range(n):
                 x, mode = None, None
                 if len(counts) and not self.explores(self.history.n_told + i):
@@ -169,7 +181,10 @@ class FailureModes(CarriedGP):
                         x = probes.pop(0)
                         x = None if x.tobytes() in seen else x
                     if x is None:
-                        x, mode = self._harvest(model, (X, loss), failures, modes, counts, chosen, seen, rng)
+                        span = self._span_arm(rng)
+                        x, mode = self._harvest(model, (X, loss), failures, modes, counts, span, chosen, seen, rng)
+                        if mode is not None:
+                            self._pending[x.tobytes()] = int(span and (modes == mode).sum() > 1)
                 if x is None:
                     x = self._explore(model, X, loss, failures, chosen, seen, rng)
                 if mode is not None:
@@ -177,6 +192,31 @@ class FailureModes(CarriedGP):
                 seen.add(x.tobytes())
                 chosen.append(x)
         return np.stack(chosen)
+
+    def tell(self, X: np.ndarray, loss: np.ndarray) -> None:
+        """Records the points and their losses, and counts each harvesting point answered against its arm."""
+        super().tell(X, loss)
+        for x, value in zip(np.asarray(X, float), np.asarray(loss, float).reshape(-1)):
+            arm = self._pending.pop(x.tobytes(), None)
+            if arm is not None and np.isfinite(value):
+                self._arms[arm] += (1, value >= FAILURE)
+        self._pending = {}
+
+    def state(self) -> dict:
+        """The carried GP's state and the harvest's counts per arm."""
+        return {**super().state(), "arms": self._arms.tolist()}
+
+    def restore(self, state: dict) -> None:
+        """Sets what `state()` saved."""
+        super().restore(state)
+        self._arms = np.array(state.get("arms", np.zeros((2, 2))), float)
+
+    def _span_arm(self, rng: np.random.Generator) -> bool:
+        """Whether this harvesting point is drawn inside the modes' spans (the module docstring, 3)."""
+        if self.inside != "earned":
+            return self.inside == "always"
+        steps, span = (rng.beta(1 + hits, 1 + told - hits) for told, hits in self._arms)
+        return bool(span > steps + _PREMIUM)
 
     def explores(self, index: int) -> bool:
         """Whether the point with this index (0-based, over the whole campaign) explores."""
@@ -309,13 +349,14 @@ class FailureModes(CarriedGP):
     # ------------------------------------------------------------------ harvest and explore
 
     def _harvest(self, model: _Model | None, told: tuple[np.ndarray, np.ndarray], failures: np.ndarray, modes: np.ndarray, counts: np.ndarray,
-                 chosen: list[np.ndarray], seen: set[bytes], rng: np.random.Generator) -> tuple[np.ndarray | None, int | None]:
-        """The best harvesting point of the best mode, or (None, None) if no mode has a new candidate."""
+                 span: bool, chosen: list[np.ndarray], seen: set[bytes], rng: np.random.Generator) -> tuple[np.ndarray | None, int | None]:
+        """The best harvesting point of the best mode, or (None, None) if no mode has a new candidate;
+        inside the modes' spans if `span` (a mode of one failure: steps)."""
         best, best_value, best_mode = None, -np.inf, None
         spread_from = np.concatenate([failures, np.array(chosen)]) if chosen else failures
         for mode in range(len(counts)):
             members = failures[modes == mode]
-            if self.inside and len(members) > 1:
+            if span and len(members) > 1:
                 C = self._inside(members, rng, _CENTRES * _PER_CENTRE)
             else:
                 centres = members[rng.choice(len(members), min(_CENTRES, len(members)), replace=False)]
@@ -341,7 +382,7 @@ class FailureModes(CarriedGP):
     def _inside(self, members: np.ndarray, rng: np.random.Generator, n: int) -> np.ndarray:
         """`n` convex combinations of `_SPAN` of the mode's failures each (flat Dirichlet weights), snapped:
         points of the region the failures span, which fail wherever that region is convex."""
-        picks = np.stack([rng.choice(len(members), min(_SPAN, len(members)), replace=False) for _ in range(n)])
+        picks = rng.random((n, len(members))).argsort(axis=1)[:, : min(_SPAN, len(members))]  # distinct members per row
         weights = rng.dirichlet(np.ones(picks.shape[1]), size=n)
         return self.cube.snap(np.einsum("nk,nkd->nd", weights, members[picks]))
 
@@ -393,7 +434,7 @@ class ModelFreeFailureModes(FailureModes):
 
     def __init__(self, space: Space, seed: int = 0, budget: int | None = None, n_init: int = 20, early: float = 0.6,
                  late: float = 0.15, split: float = 0.4, radius: float = 0.2, unjudged: Sequence[float] | None = None,
-                 inside: bool = False) -> None:
+                 inside: str = "never") -> None:
         super().__init__(space, seed, budget, n_init, early, late, split, radius, model="constant", unjudged=unjudged, inside=inside)
 
 
