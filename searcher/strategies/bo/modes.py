@@ -72,6 +72,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
+from typing import Any
 
 import gpytorch
 import numpy as np
@@ -202,11 +203,11 @@ class FailureModes(CarriedGP):
                 self._arms[arm] += (1, value >= FAILURE)
         self._pending = {}
 
-    def state(self) -> dict:
+    def state(self) -> dict[str, Any]:
         """The carried GP's state and the harvest's counts per arm."""
         return {**super().state(), "arms": self._arms.tolist()}
 
-    def restore(self, state: dict) -> None:
+    def restore(self, state: dict[str, Any]) -> None:
         """Sets what `state()` saved."""
         super().restore(state)
         self._arms = np.array(state.get("arms", np.zeros((2, 2))), float)
