@@ -201,7 +201,6 @@ class FailureModes(CarriedGP):
             arm = self._pending.pop(x.tobytes(), None)
             if arm is not None and np.isfinite(value):
                 self._arms[arm] += (1, value >= FAILURE)
-        self._pending = {}
 
     def state(self) -> dict[str, Any]:
         """The carried GP's state and the harvest's counts per arm."""

@@ -62,12 +62,18 @@ def test_the_ablation_runs_without_a_model_and_finds_less():
     assert 0 < without < with_model
 
 
+def harvesting(s: Strategy, failed: np.ndarray) -> np.ndarray:
+    """Per point of a run of `s`, whether its schedule harvested it: after the Sobol start and the
+    first failure (until then every point explores: no mode to harvest), and not an exploring point."""
+    first = int(np.argmax(failed))
+    return np.array([i > first and i >= s.n_init and not s.explores(i) for i in range(len(failed))])
+
+
 def harvest_hit_rate(score: bool, **options) -> float:
     """How often `bo-modes`'s harvesting points fail, on `PLANTED` (3-D, two boxes, 120 evaluations)."""
     X = run("bo-modes", score, **options)
-    s = make_strategy("bo-modes", CUBE3, budget=len(X))
-    harvested = np.array([i >= s.n_init and not s.explores(i) for i in range(len(X))])
-    return float((PLANTED.region_of(X[harvested]) >= 0).mean())
+    failed = PLANTED.region_of(X) >= 0
+    return float(failed[harvesting(make_strategy("bo-modes", CUBE3, budget=len(X)), failed)].mean())
 
 
 @pytest.mark.parametrize("score", [False, True])
@@ -104,8 +110,7 @@ def test_the_harvests_record_per_arm_is_told_and_restored():
     s = make_strategy("bo-modes", CUBE3, seed=0, budget=120, inside="earned")
     X = run_on(s, lambda X: PLANTED.loss(X, score=False), 20)
     failed = PLANTED.region_of(X) >= 0
-    first = int(np.argmax(failed))  # until the first failure every point explores: no mode to harvest
-    harvested = np.array([i > first and i >= s.n_init and not s.explores(i) for i in range(len(X))])
+    harvested = harvesting(s, failed)
     assert s._arms[1, 0] > 0 and s._arms[:, 0].sum() == harvested.sum()
     assert s._arms[:, 1].sum() == failed[harvested].sum()
     again = make_strategy("bo-modes", CUBE3, seed=0, budget=120, inside="earned")
