@@ -29,8 +29,8 @@ per failure mode instead of one per restart):
    the campaign's own record chooses: each harvesting point draws the hit rates of the two kinds
    of candidate from their Beta posteriors (the harvesting points of each kind told so far) and
    harvests inside the span only when that draw beats the steps' by `_PREMIUM` (Thompson sampling
-   between two arms, with a premium that pays for the breadth the span gives up). `"never"` (the
-   default for now) always steps, `"always"` always harvests inside; a mode of one failure steps.
+   between two arms, with a premium that pays for the breadth the span gives up); this is the
+   default. `"never"` always steps, `"always"` always harvests inside; a mode of one failure steps.
    Among the candidates the model gives at least `near_best` (0.8) of the best `p_fail`, the one
    farthest from every failure (a mode is harvested across, not at one spot); where the model
    does not yet believe the mode (best `p_fail` < 0.5: a lone failure it explains as noise, so
@@ -128,8 +128,8 @@ class FailureModes(CarriedGP):
         near_best: a harvesting point is the farthest from every failure among the candidates
             whose `p_fail` is at least this fraction of the best (1: the most likely to fail).
         inside: when a mode is harvested by convex combinations of its failures instead of
-            Gaussian steps around them: "never" (the default for now), "always", or "earned"
-            (where they have hit more often so far; docs/search.md has what each finds).
+            Gaussian steps around them: "never", "always", or "earned" (the default: where they
+            have hit more often so far; docs/search.md has what each finds).
         probe: settle, with a harvesting point at the midpoint, whether a failure the kernel counts
             against a larger mode beside it shares that mode's region (`_crowding`; off by default:
             docs/search.md has what it gains on the planted cases and costs on faces).
@@ -142,7 +142,7 @@ class FailureModes(CarriedGP):
     def __init__(self, space: Space, seed: int = 0, budget: int | None = None, n_init: int = 20, early: float = 0.6,
                  late: float = 0.15, split: float = 0.4, radius: float = 0.2, model: str = "gp", refit: float = 0.1,
                  iterations: int = 30, unjudged: Sequence[float] | None = None, near_best: float = 0.8,
-                 probe: bool = False, inside: str = "never") -> None:
+                 probe: bool = False, inside: str = "earned") -> None:
         super().__init__(space, seed, refit, iterations)
         self.inside = check_choice("inside", inside, INSIDE)
         self._arms = np.zeros((2, 2))  # rows: steps, inside; columns: harvesting points told, of which failed
@@ -434,7 +434,7 @@ class ModelFreeFailureModes(FailureModes):
 
     def __init__(self, space: Space, seed: int = 0, budget: int | None = None, n_init: int = 20, early: float = 0.6,
                  late: float = 0.15, split: float = 0.4, radius: float = 0.2, unjudged: Sequence[float] | None = None,
-                 inside: str = "never") -> None:
+                 inside: str = "earned") -> None:
         super().__init__(space, seed, budget, n_init, early, late, split, radius, model="constant", unjudged=unjudged, inside=inside)
 
 
