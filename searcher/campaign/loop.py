@@ -31,11 +31,11 @@ from searcher.campaign.executors import make_executor
 from searcher.campaign.result import CampaignResult
 from searcher.campaign.store import DirectoryLock, Store
 from searcher.errors import ParameterError
-from searcher.objective import Judge
+from searcher.objective import Judge, Objective
 from searcher.space import Continuous, Space
 from searcher.strategies import Strategy, make_strategy
 
-__all__ = ["Campaign", "audited", "run", "run_or_resume"]
+__all__ = ["Campaign", "SetUp", "audited", "run", "run_or_resume", "set_up"]
 
 _AUDIT_STREAM = 0xA0D17  # keys the audit sample's draws apart from the strategies'
 
@@ -65,23 +65,10 @@ class _Loop:
     """One run of a campaign: its space, strategy, store and executor."""
 
     def __init__(self, campaign: CampaignConfig, resume: bool) -> None:
-        import generators
-
         self.campaign = c = campaign
-        generator = generators.load(c.generator, **dict(c.generator_options))  # fails fast on a bad name
-        self.space, self.held = search_space(generator.space, c.vary, c.fix, c.cube)
-        options = dict(c.strategy_options)
-        if c.alpha is not None:
-            options["alpha"] = c.alpha
-        objective = c.spec().build(generator)  # the target and loss too, before anything is evaluated
-        unjudged = None
-        if objective.judge.task == "classify":  # the truth it is judged by exists and is a number: one render shows it
-            shown = {**generator.space.defaults(), **self.held}
-            truth = generator.generate([shown]).truth.to_dict("records")[0]
-            objective.judge.check(truth)
-            _check_cut(objective.judge, generator.space)
-            unjudged = unjudged_band(objective.judge, self.space, shown, truth)
-        self.strategy: Strategy = make_strategy(c.strategy, self.space, seed=c.seed, budget=c.budget, unjudged=unjudged, **options)
+        setup = set_up(c)  # fails fast on a bad generator, target or strategy, before anything is locked or evaluated
+        self.space, self.held, self.strategy = setup.space, setup.held, setup.strategy
+        objective = setup.objective
         self.lock = DirectoryLock(c.out)  # one process per campaign directory, taken only once the config is sound
         self.lock.acquire()
         try:
@@ -173,6 +160,42 @@ class _Loop:
     def close(self) -> None:
         self.executor.close()
         self.lock.release()
+
+
+@dataclass(frozen=True)
+class SetUp:
+    """What a campaign searches with: the searched space, the parameters held fixed, the objective
+    (the generator, target and loss built) and the strategy."""
+
+    space: Space
+    held: dict[str, Any]
+    objective: Objective
+    strategy: Strategy
+
+
+def set_up(campaign: CampaignConfig) -> SetUp:
+    """Builds campaign `campaign`'s generator, objective and strategy as its loop does (with a
+    classify target, the band of the truth's cut that the target never judges is the strategy's
+    `unjudged`); a stored campaign's `CampaignConfig.with_defaults(config)`, with another
+    `strategy`, gives the strategy another search would have run on the same space."""
+    import generators
+
+    c = campaign
+    generator = generators.load(c.generator, **dict(c.generator_options))  # fails fast on a bad name
+    space, held = search_space(generator.space, c.vary, c.fix, c.cube)
+    options = dict(c.strategy_options)
+    if c.alpha is not None:
+        options["alpha"] = c.alpha
+    objective = c.spec().build(generator)  # the target and loss too, before anything is evaluated
+    unjudged = None
+    if objective.judge.task == "classify":  # the truth it is judged by exists and is a number: one render shows it
+        shown = {**generator.space.defaults(), **held}
+        truth = generator.generate([shown]).truth.to_dict("records")[0]
+        objective.judge.check(truth)
+        _check_cut(objective.judge, generator.space)
+        unjudged = unjudged_band(objective.judge, space, shown, truth)
+    strategy = make_strategy(c.strategy, space, seed=c.seed, budget=c.budget, unjudged=unjudged, **options)
+    return SetUp(space, held, objective, strategy)
 
 
 def unjudged_band(judge: Judge, space: Space, shown: Mapping[str, Any], truth: Mapping[str, Any]) -> tuple[int, float, float] | None:

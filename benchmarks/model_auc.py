@@ -1,0 +1,157 @@
+"""Does `bo-modes`'s model predict failures on trials it was not fitted on? Issue 15 asks to show
+it on held-out trials (AUC), beside the ablation that shows its use changes what is found.
+
+    python benchmarks/model_auc.py --planted planted --seeds 3      # every planted case of the suite
+    python benchmarks/model_auc.py runs/bench                       # every face case under a suite's --out
+    python benchmarks/model_auc.py runs/bench --cases faces-dlib-hog --folds 5
+
+The model is the one `bo-modes` searches with (`FailureModes._fit`: its GP on the losses' normal
+scores, the failure threshold between them, and with a classifier's truth cut the sign that reads
+the target's evidence on either side of it), fitted cold on the trials given, its `p_fail` scored
+by the AUC for what the held-out trials did:
+
+- planted cases (run again by ask/tell, as the suite ran them): fitted on a `bo-modes` run's first
+  300 points, scored on 20,000 uniform draws of the space (the truth is the planted regions: does
+  the model know where failures are, over the whole space?) and on the run's last 100 points (the
+  ones the search asked next: does it know which of its own next points fail?);
+- face cases (a folder of stored campaigns): each random run's 400 trials in `--folds` folds
+  (fitted on the rest, scored on the fold), and each `bo-modes` run's last 100 points, fitted on
+  its first 300.
+
+Beside it, a yardstick nobody here wrote, fitted on the same points and outcomes: scikit-learn's
+k-nearest-neighbour classifier (k = 5, distance-weighted) on the unit cube's coordinates. AUC 0.5 is
+a model that knows nothing; a ranking by the model that beats the neighbours' is what a search
+can use between its failures. Pooled over seeds per case; a fit whose held-out set holds one
+outcome only counts no AUC.
+"""
+
+from __future__ import annotations
+
+import argparse
+import copy
+import dataclasses
+from functools import partial
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+from sklearn.metrics import roc_auc_score
+from sklearn.model_selection import StratifiedKFold
+from sklearn.neighbors import KNeighborsClassifier
+from tqdm import tqdm
+
+from searcher.bench import select_cases
+from searcher.bench.planted import ask_tell
+from searcher.campaign import CampaignConfig, load_campaign
+from searcher.campaign.loop import set_up
+from searcher.cli.args import seed_list
+from searcher.objective import FAILURE
+from searcher.strategies import make_strategy
+from searcher.strategies.bo import FailureModes
+
+FIT, NEXT, UNIFORM = 300, 100, 20_000
+
+
+def predictions(strategy: FailureModes, X: np.ndarray, loss: np.ndarray, H: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(the model's `p_fail`, the neighbours' probability of failure) at `H`, both fitted on `X`, `loss`
+    (the model cold, on a copy of the unused `strategy`: no hyperparameters carried from another fold)."""
+    judged = np.isfinite(loss)  # an unjudged trial (NaN) tells the model nothing
+    X, loss = X[judged], loss[judged]
+    model = copy.deepcopy(strategy)._fit(X, loss)
+    failed = loss >= FAILURE
+    knn = KNeighborsClassifier(n_neighbors=min(5, len(X)), weights="distance").fit(X, failed)
+    near = knn.predict_proba(H)[:, list(knn.classes_).index(True)] if failed.any() else np.zeros(len(H))
+    return model.p_fail(H), near
+
+
+def _auc(failed: np.ndarray, score: np.ndarray) -> float:
+    return float(roc_auc_score(failed, score)) if 0 < failed.sum() < len(failed) else float("nan")
+
+
+def planted_rows(cases: str, seeds: list[int], budget: int = FIT + NEXT) -> list[dict]:
+    rows = []
+    for case in tqdm([c for c in select_cases(cases) if c.kind == "planted"], desc="planted cases"):
+        regions = case.regions()
+        loss = partial(regions.loss, score=case.score)
+        for seed in seeds:
+            X, _ = ask_tell(make_strategy("bo-modes", regions.space, seed=seed, budget=budget), loss, budget)
+            U = regions.space.cube.uniform(np.random.default_rng([seed, 0xA0C]), UNIFORM)
+            fresh = make_strategy("bo-modes", regions.space, seed=seed, budget=budget)
+            for held, H in (("uniform", U), ("next 100", X[FIT:])):
+                p, near = predictions(fresh, X[:FIT], loss(X[:FIT]), H)
+                failed = regions.region_of(H) >= 0
+                rows.append({"case": case.name, "held out": held, "seed": seed, "points": len(H), "failures": int(failed.sum()),
+                             "model": _auc(failed, p), "neighbours": _auc(failed, near), "trained_failures": int((regions.region_of(X[:FIT]) >= 0).sum())})
+    return rows
+
+
+def campaign_rows(root: Path, cases: list[str] | None, folds: int) -> list[dict]:
+    rows = []
+    runs = sorted(r for r in root.glob("*/runs/*-s*") if r.name.rsplit("-s", 1)[0] in ("random", "bo-modes"))
+    runs = [r for r in runs if cases is None or r.parent.parent.name in cases]
+    if not runs:
+        raise SystemExit(f"No random or bo-modes campaign under {root} (expected {root}/CASE/runs/STRATEGY-sSEED).")
+    for run in tqdm(runs, desc="campaigns"):
+        config = CampaignConfig.from_dir(run)
+        strategy = set_up(dataclasses.replace(config, strategy="bo-modes", strategy_options={})).strategy
+        trials = load_campaign(run).trials
+        trials = trials[trials["source"] != "audit"].sort_values(["step", "idx"])
+        X, loss = np.stack(trials["x"].to_numpy()), trials["loss"].to_numpy(float)
+        case, name = run.parent.parent.name, run.name.rsplit("-s", 1)[0]
+        if name == "random":
+            judged = np.isfinite(loss)
+            X, loss = X[judged], loss[judged]
+            failed = loss >= FAILURE
+            p, near = np.zeros(len(X)), np.zeros(len(X))
+            for train, test in StratifiedKFold(folds, shuffle=True, random_state=config.seed).split(X, failed):
+                p[test], near[test] = predictions(strategy, X[train], loss[train], X[test])
+            held = f"random, {folds}-fold"
+        else:
+            p, near = predictions(strategy, X[:FIT], loss[:FIT], X[FIT:])
+            judged = np.isfinite(loss[FIT:])
+            p, near, failed = p[judged], near[judged], loss[FIT:][judged] >= FAILURE
+            held = "bo-modes, next 100"
+        rows.append({"case": case, "held out": held, "seed": config.seed, "points": len(failed), "failures": int(failed.sum()),
+                     "model": _auc(failed, p), "neighbours": _auc(failed, near)})
+    return rows
+
+
+def summary(df: pd.DataFrame) -> str:
+    """One row per case and held-out set: the AUC of the model and of the neighbours, mean [range] over seeds."""
+    lines = ["| case | held out | seeds | failures held out (of points) | model's AUC | neighbours' AUC |", "|---|---|---|---|---|---|"]
+    for (case, held), g in df.groupby(["case", "held out"], sort=False):
+        cells = []
+        for col in ("model", "neighbours"):
+            a = g[col].dropna()
+            cells.append("-" if a.empty else f"{a.mean():.2f} [{a.min():.2f}-{a.max():.2f}]")
+        lines.append(f"| {case} | {held} | {len(g)} | {g['failures'].mean():.1f} ({g['points'].mean():.0f}) | " + " | ".join(cells) + " |")
+    model, near = df["model"], df["neighbours"]
+    both = model.notna() & near.notna()
+    lines.append(f"\nThe model's AUC above the neighbours' in {int((model[both] > near[both]).sum())} of {int(both.sum())} fits; "
+                 f"median AUC {model.median():.2f} against {near.median():.2f}.")
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("root", type=Path, nargs="?", help="a suite's --out folder (CASE/runs/STRATEGY-sSEED campaigns)")
+    ap.add_argument("--planted", help="planted cases (names, or planted for all) to run again instead of reading campaigns")
+    ap.add_argument("--seeds", default="3", help="with --planted: a count or a comma-separated list (default: 3)")
+    ap.add_argument("--cases", help="with a folder: comma-separated case names (default: every one under it)")
+    ap.add_argument("--folds", type=int, default=5, help="with a folder: folds over each random run's trials (default: 5)")
+    ap.add_argument("--csv", type=Path, help="also write one row per fit here")
+    args = ap.parse_args(argv)
+    if (args.root is None) == (args.planted is None):
+        ap.error("give a folder of campaigns or --planted CASES, one of the two")
+    if args.folds < 2:
+        ap.error(f"--folds must be at least 2, got {args.folds}")
+    rows = planted_rows(args.planted, seed_list(args.seeds)) if args.planted else \
+        campaign_rows(args.root, args.cases.split(",") if args.cases else None, args.folds)
+    df = pd.DataFrame(rows)
+    if args.csv:
+        df.to_csv(args.csv, index=False)
+    print(summary(df))
+
+
+if __name__ == "__main__":
+    main()
