@@ -19,10 +19,13 @@ by the AUC for what the held-out trials did:
   its first 300.
 
 Beside it, a yardstick nobody here wrote, fitted on the same points and outcomes: scikit-learn's
-k-nearest-neighbour classifier (k = 5, distance-weighted) on the unit cube's coordinates. AUC 0.5 is
-a model that knows nothing; a ranking by the model that beats the neighbours' is what a search
-can use between its failures. Pooled over seeds per case; a fit whose held-out set holds one
-outcome only counts no AUC.
+k-nearest-neighbour classifier (k = 5, distance-weighted) on the unit cube's coordinates; and the
+plainest rule, the distance to the nearest failure fitted on (nearer ranks higher). AUC 0.5 is a
+model that knows nothing; a ranking by the model that beats these is what a search can use
+between its failures. Last, the GP's fitted lengthscales (the shortest, and the median over the
+coordinates): a model that makes a region's edges sharp by shrinking them knows little beyond
+its points. Means [range] over seeds per case; a fit whose held-out set holds one outcome only
+counts no AUC.
 """
 
 from __future__ import annotations
@@ -35,6 +38,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+from scipy.spatial import cKDTree
 from sklearn.metrics import roc_auc_score
 from sklearn.model_selection import StratifiedKFold
 from sklearn.neighbors import KNeighborsClassifier
@@ -52,20 +56,31 @@ from searcher.strategies.bo import FailureModes
 FIT, NEXT, UNIFORM = 300, 100, 20_000
 
 
-def predictions(strategy: FailureModes, X: np.ndarray, loss: np.ndarray, H: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(the model's `p_fail`, the neighbours' probability of failure) at `H`, both fitted on `X`, `loss`
-    (the model cold, on a copy of the unused `strategy`: no hyperparameters carried from another fold)."""
+def predictions(strategy: FailureModes, X: np.ndarray, loss: np.ndarray, H: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """At `H`: the model's `p_fail`, the neighbours' probability of failure and minus the distance
+    to the nearest failure, all from `X`, `loss`; and the model's lengthscales (the model fitted
+    cold, on a copy of the unused `strategy`: no hyperparameters carried from another fold)."""
     judged = np.isfinite(loss)  # an unjudged trial (NaN) tells the model nothing
     X, loss = X[judged], loss[judged]
     model = copy.deepcopy(strategy)._fit(X, loss)
     failed = loss >= FAILURE
     knn = KNeighborsClassifier(n_neighbors=min(5, len(X)), weights="distance").fit(X, failed)
     near = knn.predict_proba(H)[:, list(knn.classes_).index(True)] if failed.any() else np.zeros(len(H))
-    return model.p_fail(H), near
+    nearest = -cKDTree(X[failed]).query(H)[0] if failed.any() else np.zeros(len(H))
+    lengthscales = model.gp.covar_module.lengthscale.detach().numpy().ravel()
+    return model.p_fail(H), near, nearest, lengthscales
 
 
 def _auc(failed: np.ndarray, score: np.ndarray) -> float:
     return float(roc_auc_score(failed, score)) if 0 < failed.sum() < len(failed) else float("nan")
+
+
+def _aucs(failed: np.ndarray, p: np.ndarray, near: np.ndarray, nearest: np.ndarray) -> dict[str, float]:
+    return {"model": _auc(failed, p), "neighbours": _auc(failed, near), "nearest failure": _auc(failed, nearest)}
+
+
+def _lengths(lengthscales: np.ndarray) -> dict[str, float]:
+    return {"shortest lengthscale": float(lengthscales.min()), "median lengthscale": float(np.median(lengthscales))}
 
 
 def planted_rows(cases: str, seeds: list[int], budget: int = FIT + NEXT) -> list[dict]:
@@ -78,10 +93,10 @@ def planted_rows(cases: str, seeds: list[int], budget: int = FIT + NEXT) -> list
             U = regions.space.cube.uniform(np.random.default_rng([seed, 0xA0C]), UNIFORM)
             fresh = make_strategy("bo-modes", regions.space, seed=seed, budget=budget)
             for held, H in (("uniform", U), ("next 100", X[FIT:])):
-                p, near = predictions(fresh, X[:FIT], loss(X[:FIT]), H)
+                p, near, nearest, lengthscales = predictions(fresh, X[:FIT], loss(X[:FIT]), H)
                 failed = regions.region_of(H) >= 0
                 rows.append({"case": case.name, "held out": held, "seed": seed, "points": len(H), "failures": int(failed.sum()),
-                             "model": _auc(failed, p), "neighbours": _auc(failed, near), "trained_failures": int((regions.region_of(X[:FIT]) >= 0).sum())})
+                             **_aucs(failed, p, near, nearest), **_lengths(lengthscales)})
     return rows
 
 
@@ -102,28 +117,32 @@ def campaign_rows(root: Path, cases: list[str] | None, folds: int) -> list[dict]
             judged = np.isfinite(loss)
             X, loss = X[judged], loss[judged]
             failed = loss >= FAILURE
-            p, near = np.zeros(len(X)), np.zeros(len(X))
+            p, near, nearest, scales = np.zeros(len(X)), np.zeros(len(X)), np.zeros(len(X)), []
             for train, test in StratifiedKFold(folds, shuffle=True, random_state=config.seed).split(X, failed):
-                p[test], near[test] = predictions(strategy, X[train], loss[train], X[test])
+                p[test], near[test], nearest[test], lengthscales = predictions(strategy, X[train], loss[train], X[test])
+                scales.append(lengthscales)
+            lengthscales = np.median(scales, axis=0)
             held = f"random, {folds}-fold"
         else:
-            p, near = predictions(strategy, X[:FIT], loss[:FIT], X[FIT:])
+            p, near, nearest, lengthscales = predictions(strategy, X[:FIT], loss[:FIT], X[FIT:])
             judged = np.isfinite(loss[FIT:])
-            p, near, failed = p[judged], near[judged], loss[FIT:][judged] >= FAILURE
+            p, near, nearest, failed = p[judged], near[judged], nearest[judged], loss[FIT:][judged] >= FAILURE
             held = "bo-modes, next 100"
         rows.append({"case": case, "held out": held, "seed": config.seed, "points": len(failed), "failures": int(failed.sum()),
-                     "model": _auc(failed, p), "neighbours": _auc(failed, near)})
+                     **_aucs(failed, p, near, nearest), **_lengths(lengthscales)})
     return rows
 
 
 def summary(df: pd.DataFrame) -> str:
-    """One row per case and held-out set: the AUC of the model and of the neighbours, mean [range] over seeds."""
-    lines = ["| case | held out | seeds | failures held out (of points) | model's AUC | neighbours' AUC |", "|---|---|---|---|---|---|"]
+    """One row per case and held-out set: the AUCs and the lengthscales, mean [range] over seeds."""
+    columns = ("model", "neighbours", "nearest failure", "shortest lengthscale", "median lengthscale")
+    lines = ["| case | held out | seeds | failures held out (of points) | model's AUC | neighbours' AUC | nearest failure's AUC | "
+             "model's shortest lengthscale | median lengthscale |", "|---|---|---|---|---|---|---|---|---|"]
     for (case, held), g in df.groupby(["case", "held out"], sort=False):
         cells = []
-        for col in ("model", "neighbours"):
+        for col in columns:
             a = g[col].dropna()
-            cells.append("-" if a.empty else f"{a.mean():.2f} [{a.min():.2f}-{a.max():.2f}]")
+            cells.append("-" if a.empty else f"{a.mean():.2f} [{a.min():.2f}-{a.max():.2f}]" if len(a) > 1 else f"{a.iloc[0]:.3f}")
         lines.append(f"| {case} | {held} | {len(g)} | {g['failures'].mean():.1f} ({g['points'].mean():.0f}) | " + " | ".join(cells) + " |")
     model, near = df["model"], df["neighbours"]
     both = model.notna() & near.notna()
