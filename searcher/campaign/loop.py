@@ -176,8 +176,9 @@ class SetUp:
 def set_up(campaign: CampaignConfig) -> SetUp:
     """Builds campaign `campaign`'s generator, objective and strategy as its loop does (with a
     classify target, the band of the truth's cut that the target never judges is the strategy's
-    `unjudged`); a stored campaign's `CampaignConfig.with_defaults(config)`, with another
-    `strategy`, gives the strategy another search would have run on the same space."""
+    `unjudged`); a stored campaign's `CampaignConfig.from_dir(path)`, with another `strategy`
+    (`dataclasses.replace`), gives the strategy another search would have run on the same space
+    (`benchmarks/model_auc.py` fits its model on a random campaign's trials so)."""
     import generators
 
     c = campaign

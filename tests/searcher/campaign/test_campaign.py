@@ -211,6 +211,24 @@ def test_the_band_a_classify_target_never_judges_is_found_in_the_cube(target, co
     assert band({}, Judge.of(targets.load("haar-face")))[1] is None
 
 
+def test_a_stored_campaign_set_up_again_gives_another_strategy_its_space_and_band(tmp_path):
+    """`set_up` on a stored random campaign against smile-cnn, its strategy swapped for bo-modes:
+    the same searched space as the run's trials, and the band around the truth's cut that the
+    target never judges, which bo-modes is then given (`benchmarks/model_auc.py` relies on it)."""
+    import dataclasses
+
+    from searcher.campaign import CampaignConfig
+    from searcher.campaign.loop import set_up
+
+    Campaign(generator="faces", target="smile-cnn", strategy="random", budget=8, batch=4, out=str(tmp_path / "r")).run(progress=False)
+    stored = CampaignConfig.from_dir(tmp_path / "r")
+    setup = set_up(dataclasses.replace(stored, strategy="bo-modes", strategy_options={}))
+    trials = load_campaign(tmp_path / "r").trials
+    assert setup.space.dim == len(trials["x"].iloc[0])
+    assert type(setup.strategy).__name__ == "FailureModes" and setup.strategy.unjudged is not None
+    assert set_up(stored).strategy.__class__.__name__ != "FailureModes"
+
+
 def test_a_campaign_spends_nothing_where_its_target_judges_nothing(tmp_path):
     """faces vs smile-cnn, bo-modes: after its Sobol start no evaluation is excluded as ambiguous
     (smile within 0.1 of the cut, a quarter of the prior cube), where random search loses a share."""
