@@ -56,19 +56,24 @@ from searcher.strategies.bo import FailureModes
 FIT, NEXT, UNIFORM = 300, 100, 20_000
 
 
-def predictions(strategy: FailureModes, X: np.ndarray, loss: np.ndarray, H: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """At `H`: the model's `p_fail`, the neighbours' probability of failure and minus the distance
-    to the nearest failure, all from `X`, `loss`; and the model's lengthscales (the model fitted
+class Fitted:
+    """The model, the neighbours and the nearest-failure rule, fitted once on `X`, `loss` (the model
     cold, on a copy of the unused `strategy`: no hyperparameters carried from another fold)."""
-    judged = np.isfinite(loss)  # an unjudged trial (NaN) tells the model nothing
-    X, loss = X[judged], loss[judged]
-    model = copy.deepcopy(strategy)._fit(X, loss)
-    failed = loss >= FAILURE
-    knn = KNeighborsClassifier(n_neighbors=min(5, len(X)), weights="distance").fit(X, failed)
-    near = knn.predict_proba(H)[:, list(knn.classes_).index(True)] if failed.any() else np.zeros(len(H))
-    nearest = -cKDTree(X[failed]).query(H)[0] if failed.any() else np.zeros(len(H))
-    lengthscales = model.gp.covar_module.lengthscale.detach().numpy().ravel()
-    return model.p_fail(H), near, nearest, lengthscales
+
+    def __init__(self, strategy: FailureModes, X: np.ndarray, loss: np.ndarray) -> None:
+        judged = np.isfinite(loss)  # an unjudged trial (NaN) tells the model nothing
+        X, loss = X[judged], loss[judged]
+        self.model = copy.deepcopy(strategy)._fit(X, loss)
+        failed = loss >= FAILURE
+        self.knn = KNeighborsClassifier(n_neighbors=min(5, len(X)), weights="distance").fit(X, failed) if failed.any() else None
+        self.failures = cKDTree(X[failed]) if failed.any() else None
+        self.lengthscales = self.model.gp.covar_module.lengthscale.detach().numpy().ravel()
+
+    def at(self, H: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """At `H`: the model's `p_fail`, the neighbours' probability of failure, minus the distance to the nearest failure."""
+        near = np.zeros(len(H)) if self.knn is None else self.knn.predict_proba(H)[:, list(self.knn.classes_).index(True)]
+        nearest = np.zeros(len(H)) if self.failures is None else -self.failures.query(H)[0]
+        return self.model.p_fail(H), near, nearest
 
 
 def _auc(failed: np.ndarray, score: np.ndarray) -> float:
@@ -91,12 +96,11 @@ def planted_rows(cases: str, seeds: list[int], budget: int = FIT + NEXT) -> list
         for seed in seeds:
             X, _ = ask_tell(make_strategy("bo-modes", regions.space, seed=seed, budget=budget), loss, budget)
             U = regions.space.cube.uniform(np.random.default_rng([seed, 0xA0C]), UNIFORM)
-            fresh = make_strategy("bo-modes", regions.space, seed=seed, budget=budget)
+            fitted = Fitted(make_strategy("bo-modes", regions.space, seed=seed, budget=budget), X[:FIT], loss(X[:FIT]))
             for held, H in (("uniform", U), ("next 100", X[FIT:])):
-                p, near, nearest, lengthscales = predictions(fresh, X[:FIT], loss(X[:FIT]), H)
                 failed = regions.region_of(H) >= 0
                 rows.append({"case": case.name, "held out": held, "seed": seed, "points": len(H), "failures": int(failed.sum()),
-                             **_aucs(failed, p, near, nearest), **_lengths(lengthscales)})
+                             **_aucs(failed, *fitted.at(H)), **_lengths(fitted.lengthscales)})
     return rows
 
 
@@ -106,29 +110,34 @@ def campaign_rows(root: Path, cases: list[str] | None, folds: int) -> list[dict]
     runs = [r for r in runs if cases is None or r.parent.parent.name in cases]
     if not runs:
         raise SystemExit(f"No random or bo-modes campaign under {root} (expected {root}/CASE/runs/STRATEGY-sSEED).")
+    strategies: dict[str, FailureModes] = {}  # one set-up per case (generator and target built once): the fit draws no seed
     for run in tqdm(runs, desc="campaigns"):
-        config = CampaignConfig.from_dir(run)
-        strategy = set_up(dataclasses.replace(config, strategy="bo-modes", strategy_options={})).strategy
-        trials = load_campaign(run).trials
-        trials = trials[trials["source"] != "audit"].sort_values(["step", "idx"])
-        X, loss = np.stack(trials["x"].to_numpy()), trials["loss"].to_numpy(float)
         case, name = run.parent.parent.name, run.name.rsplit("-s", 1)[0]
+        if case not in strategies:
+            strategies[case] = set_up(dataclasses.replace(CampaignConfig.from_dir(run), strategy="bo-modes", strategy_options={})).strategy
+        strategy = strategies[case]
+        result = load_campaign(run)
+        seed = int(result.config["seed"])
+        trials = result.trials[result.trials["source"] != "audit"].sort_values(["step", "idx"])
+        X, loss = np.stack(trials["x"].to_numpy()), trials["loss"].to_numpy(float)
         if name == "random":
             judged = np.isfinite(loss)
             X, loss = X[judged], loss[judged]
             failed = loss >= FAILURE
             p, near, nearest, scales = np.zeros(len(X)), np.zeros(len(X)), np.zeros(len(X)), []
-            for train, test in StratifiedKFold(folds, shuffle=True, random_state=config.seed).split(X, failed):
-                p[test], near[test], nearest[test], lengthscales = predictions(strategy, X[train], loss[train], X[test])
-                scales.append(lengthscales)
+            for train, test in StratifiedKFold(folds, shuffle=True, random_state=seed).split(X, failed):
+                fitted = Fitted(strategy, X[train], loss[train])
+                p[test], near[test], nearest[test] = fitted.at(X[test])
+                scales.append(fitted.lengthscales)
             lengthscales = np.median(scales, axis=0)
             held = f"random, {folds}-fold"
         else:
-            p, near, nearest, lengthscales = predictions(strategy, X[:FIT], loss[:FIT], X[FIT:])
+            fitted = Fitted(strategy, X[:FIT], loss[:FIT])
+            (p, near, nearest), lengthscales = fitted.at(X[FIT:]), fitted.lengthscales
             judged = np.isfinite(loss[FIT:])
             p, near, nearest, failed = p[judged], near[judged], nearest[judged], loss[FIT:][judged] >= FAILURE
             held = "bo-modes, next 100"
-        rows.append({"case": case, "held out": held, "seed": config.seed, "points": len(failed), "failures": int(failed.sum()),
+        rows.append({"case": case, "held out": held, "seed": seed, "points": len(failed), "failures": int(failed.sum()),
                      **_aucs(failed, p, near, nearest), **_lengths(lengthscales)})
     return rows
 

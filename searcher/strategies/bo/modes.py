@@ -185,7 +185,7 @@ class FailureModes(CarriedGP):
                         span = self._span_arm(rng)
                         x, mode = self._harvest(model, (X, loss), failures, modes, counts, span, chosen, seen, rng)
                         if mode is not None:
-                            self._pending[x.tobytes()] = int(span and (modes == mode).sum() > 1)
+                            self._pending[x.tobytes()] = int(_spanned(span, int((modes == mode).sum())))
                 if x is None:
                     x = self._explore(model, X, loss, failures, chosen, seen, rng)
                 if mode is not None:
@@ -356,7 +356,7 @@ class FailureModes(CarriedGP):
         spread_from = np.concatenate([failures, np.array(chosen)]) if chosen else failures
         for mode in range(len(counts)):
             members = failures[modes == mode]
-            if span and len(members) > 1:
+            if _spanned(span, len(members)):
                 C = self._inside(members, rng, _CENTRES * _PER_CENTRE)
             else:
                 centres = members[rng.choice(len(members), min(_CENTRES, len(members)), replace=False)]
@@ -436,6 +436,12 @@ class ModelFreeFailureModes(FailureModes):
                  late: float = 0.15, split: float = 0.4, radius: float = 0.2, unjudged: Sequence[float] | None = None,
                  inside: str = "earned") -> None:
         super().__init__(space, seed, budget, n_init, early, late, split, radius, model="constant", unjudged=unjudged, inside=inside)
+
+
+def _spanned(span: bool, size: int) -> bool:
+    """Whether a mode of `size` failures is harvested inside its span when `span` is drawn (a mode of
+    one failure has no span: steps)."""
+    return span and size > 1
 
 
 def _band(unjudged: Sequence[float], dim: int) -> tuple[int, float, float]:

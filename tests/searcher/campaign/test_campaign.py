@@ -219,14 +219,15 @@ def test_a_stored_campaign_set_up_again_gives_another_strategy_its_space_and_ban
 
     from searcher.campaign import CampaignConfig
     from searcher.campaign.loop import set_up
+    from searcher.strategies.bo import FailureModes
 
     Campaign(generator="faces", target="smile-cnn", strategy="random", budget=8, batch=4, out=str(tmp_path / "r")).run(progress=False)
     stored = CampaignConfig.from_dir(tmp_path / "r")
     setup = set_up(dataclasses.replace(stored, strategy="bo-modes", strategy_options={}))
     trials = load_campaign(tmp_path / "r").trials
     assert setup.space.dim == len(trials["x"].iloc[0])
-    assert type(setup.strategy).__name__ == "FailureModes" and setup.strategy.unjudged is not None
-    assert set_up(stored).strategy.__class__.__name__ != "FailureModes"
+    assert isinstance(setup.strategy, FailureModes) and setup.strategy.unjudged is not None
+    assert not isinstance(set_up(stored).strategy, FailureModes)
 
 
 def test_a_campaign_spends_nothing_where_its_target_judges_nothing(tmp_path):
