@@ -4,6 +4,7 @@ it on held-out trials (AUC), beside the ablation that shows its use changes what
     python benchmarks/model_auc.py --planted planted --seeds 3      # every planted case of the suite
     python benchmarks/model_auc.py runs/bench                       # every face case under a suite's --out
     python benchmarks/model_auc.py runs/bench --cases faces-dlib-hog --folds 5
+    python benchmarks/model_auc.py --planted planted-d6-k5 --seeds 2 --likelihood dirichlet   # the classification likelihood
 
 The model is the one `bo-modes` searches with (`FailureModes._fit`: its GP on the losses' normal
 scores, the failure threshold between them, and with a classifier's truth cut the sign that reads
@@ -17,6 +18,9 @@ by the AUC for what the held-out trials did:
 - face cases (a folder of stored campaigns): each random run's 400 trials in `--folds` folds
   (fitted on the rest, scored on the fold), and each `bo-modes` run's last 100 points, fitted on
   its first 300.
+
+`--likelihood dirichlet` fits `bo-modes`'s classification model instead (and, on planted cases,
+runs the search with it too).
 
 Beside it, a yardstick nobody here wrote, fitted on the same points and outcomes: scikit-learn's
 k-nearest-neighbour classifier (k = 5, distance-weighted) on the unit cube's coordinates; and the
@@ -52,6 +56,7 @@ from searcher.cli.args import seed_list
 from searcher.objective import FAILURE
 from searcher.strategies import make_strategy
 from searcher.strategies.bo import FailureModes
+from searcher.strategies.bo.modes import LIKELIHOODS
 
 FIT, NEXT, UNIFORM = 300, 100, 20_000
 
@@ -67,7 +72,8 @@ class Fitted:
         failed = loss >= FAILURE
         self.knn = KNeighborsClassifier(n_neighbors=min(5, len(X)), weights="distance").fit(X, failed) if failed.any() else None
         self.failures = cKDTree(X[failed]) if failed.any() else None
-        self.lengthscales = self.model.gp.covar_module.lengthscale.detach().numpy().ravel()
+        scales = self.model.gp.covar_module.lengthscale.detach().numpy()
+        self.lengthscales = scales.reshape(-1, scales.shape[-1])[-1]  # with one GP per class, the failure class's
 
     def at(self, H: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """At `H`: the model's `p_fail`, the neighbours' probability of failure, minus the distance to the nearest failure."""
@@ -88,15 +94,15 @@ def _lengths(lengthscales: np.ndarray) -> dict[str, float]:
     return {"shortest lengthscale": float(lengthscales.min()), "median lengthscale": float(np.median(lengthscales))}
 
 
-def planted_rows(cases: str, seeds: list[int], budget: int = FIT + NEXT) -> list[dict]:
+def planted_rows(cases: str, seeds: list[int], budget: int = FIT + NEXT, likelihood: str = "gaussian") -> list[dict]:
     rows = []
     for case in tqdm([c for c in select_cases(cases) if c.kind == "planted"], desc="planted cases"):
         regions = case.regions()
         loss = partial(regions.loss, score=case.score)
         for seed in seeds:
-            X, _ = ask_tell(make_strategy("bo-modes", regions.space, seed=seed, budget=budget), loss, budget)
+            X, _ = ask_tell(make_strategy("bo-modes", regions.space, seed=seed, budget=budget, likelihood=likelihood), loss, budget)
             U = regions.space.cube.uniform(np.random.default_rng([seed, 0xA0C]), UNIFORM)
-            fitted = Fitted(make_strategy("bo-modes", regions.space, seed=seed, budget=budget), X[:FIT], loss(X[:FIT]))
+            fitted = Fitted(make_strategy("bo-modes", regions.space, seed=seed, budget=budget, likelihood=likelihood), X[:FIT], loss(X[:FIT]))
             for held, H in (("uniform", U), ("next 100", X[FIT:])):
                 failed = regions.region_of(H) >= 0
                 rows.append({"case": case.name, "held out": held, "seed": seed, "points": len(H), "failures": int(failed.sum()),
@@ -104,7 +110,7 @@ def planted_rows(cases: str, seeds: list[int], budget: int = FIT + NEXT) -> list
     return rows
 
 
-def campaign_rows(root: Path, cases: list[str] | None, folds: int) -> list[dict]:
+def campaign_rows(root: Path, cases: list[str] | None, folds: int, likelihood: str = "gaussian") -> list[dict]:
     rows = []
     runs = sorted(r for r in root.glob("*/runs/*-s*") if r.name.rsplit("-s", 1)[0] in ("random", "bo-modes"))
     runs = [r for r in runs if cases is None or r.parent.parent.name in cases]
@@ -114,7 +120,8 @@ def campaign_rows(root: Path, cases: list[str] | None, folds: int) -> list[dict]
     for run in tqdm(runs, desc="campaigns"):
         case, name = run.parent.parent.name, run.name.rsplit("-s", 1)[0]
         if case not in strategies:
-            strategies[case] = set_up(dataclasses.replace(CampaignConfig.from_dir(run), strategy="bo-modes", strategy_options={})).strategy
+            config = dataclasses.replace(CampaignConfig.from_dir(run), strategy="bo-modes", strategy_options={"likelihood": likelihood})
+            strategies[case] = set_up(config).strategy
         strategy = strategies[case]
         result = load_campaign(run)
         seed = int(result.config["seed"])
@@ -167,14 +174,15 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--seeds", default="3", help="with --planted: a count or a comma-separated list (default: 3)")
     ap.add_argument("--cases", help="with a folder: comma-separated case names (default: every one under it)")
     ap.add_argument("--folds", type=int, default=5, help="with a folder: folds over each random run's trials (default: 5)")
+    ap.add_argument("--likelihood", choices=LIKELIHOODS, default="gaussian", help="bo-modes's model (default: gaussian)")
     ap.add_argument("--csv", type=Path, help="also write one row per fit here")
     args = ap.parse_args(argv)
     if (args.root is None) == (args.planted is None):
         ap.error("give a folder of campaigns or --planted CASES, one of the two")
     if args.folds < 2:
         ap.error(f"--folds must be at least 2, got {args.folds}")
-    rows = planted_rows(args.planted, seed_list(args.seeds)) if args.planted else \
-        campaign_rows(args.root, args.cases.split(",") if args.cases else None, args.folds)
+    rows = planted_rows(args.planted, seed_list(args.seeds), likelihood=args.likelihood) if args.planted else \
+        campaign_rows(args.root, args.cases.split(",") if args.cases else None, args.folds, args.likelihood)
     df = pd.DataFrame(rows)
     if args.csv:
         df.to_csv(args.csv, index=False)

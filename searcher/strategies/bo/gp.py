@@ -17,6 +17,13 @@ whose lengthscale prior grows with the dimension, Hvarfner et al. 2024) on the l
 scores (ranks through the normal quantile function, a Gaussian copula): a continuous loss and a
 0/1 loss are modelled alike, and a few extreme values do not set the scale.
 
+`fit_dirichlet_gp` is `bo-modes`'s other model (`likelihood="dirichlet"`), a classification
+likelihood for targets that answer 0/1: Milios et al. (2018)'s Dirichlet-based GP classification,
+GPyTorch's `DirichletClassificationLikelihood` written out (`dirichlet_targets`): one GP per class
+(failed, passed) on the log of a Dirichlet's concentrations, each point's class-of-its-own target
+near 0 with little noise and the other class's far below with much, which is exact regression;
+`p_fail` is the probability that the failure class's function lies above the other's.
+
 Fitting is exact (Cholesky) maximum a posteriori with L-BFGS-B, warm-started from the
 hyperparameters of the previous step (`raw` parameter values, JSON-serialisable and restored
 bit for bit), so each step needs a few iterations instead of a cold fit. `bo-modes`'s fit, whose
@@ -48,10 +55,11 @@ from gpytorch.priors import GammaPrior, LogNormalPrior
 from linear_operator.utils.cholesky import psd_safe_cholesky
 from scipy.stats import norm, rankdata
 
-__all__ = ["CHOLESKY_LIMIT", "fit_gp", "fit_ranked_gp", "normal_scores"]
+__all__ = ["ALPHA_EPSILON", "CHOLESKY_LIMIT", "dirichlet_targets", "fit_dirichlet_gp", "fit_gp", "fit_ranked_gp", "normal_scores"]
 
 CHOLESKY_LIMIT = 10_000  # gpytorch switches to (random-probe) conjugate gradients above 800 points by default
 _COLD_ITERATIONS = 200
+ALPHA_EPSILON = 0.01  # the Dirichlet's concentration on the classes a point is not of (GPyTorch's default)
 
 
 def _build(X: torch.Tensor, y: torch.Tensor) -> SingleTaskGP:
@@ -86,6 +94,25 @@ def fit_ranked_gp(X: torch.Tensor, z: torch.Tensor, warm: dict[str, Any] | None,
     """`fit_gp` with BoTorch's default model (dimension-scaled lengthscale prior) on normal scores `z`,
     the likelihood's gradient in closed form (`_ExactMLL`)."""
     return _fit(SingleTaskGP(X, z.unsqueeze(-1)), warm, iterations, _ExactMLL)
+
+
+def dirichlet_targets(failed: np.ndarray, alpha_epsilon: float = ALPHA_EPSILON) -> tuple[np.ndarray, np.ndarray]:
+    """Per point and class (columns: passed, failed), the regression target and its noise variance of
+    Dirichlet-based classification (Milios et al. 2018, as GPyTorch's `DirichletClassificationLikelihood`):
+    concentration `alpha` = 1 + `alpha_epsilon` on the point's class and `alpha_epsilon` on the
+    other, noise `log(1 / alpha + 1)`, target `log(alpha) - noise / 2` (the log-normal that matches
+    the Gamma's moments)."""
+    one_hot = np.stack([~failed, failed], axis=1).astype(float)
+    alpha = alpha_epsilon + one_hot
+    noise = np.log1p(1.0 / alpha)
+    return np.log(alpha) - 0.5 * noise, noise
+
+
+def fit_dirichlet_gp(X: torch.Tensor, failed: torch.Tensor, warm: dict[str, Any] | None, iterations: int) -> tuple[SingleTaskGP, dict[str, list[float]]]:
+    """`fit_ranked_gp`'s model, one independent GP per class (outputs: passed, failed), on the
+    `dirichlet_targets` of the boolean `failed` with their noise fixed."""
+    y, noise = dirichlet_targets(failed.numpy().astype(bool))
+    return _fit(SingleTaskGP(X, torch.tensor(y, dtype=X.dtype), train_Yvar=torch.tensor(noise, dtype=X.dtype)), warm, iterations, _ExactMLL)
 
 
 def _fit(model: SingleTaskGP, warm: dict[str, Any] | None, iterations: int,

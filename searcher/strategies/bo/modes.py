@@ -10,7 +10,11 @@ per failure mode instead of one per restart):
    normal scores of the losses (`gp.fit_ranked_gp`). A continuous loss (a detector's confidence,
    `1 - p(true label)`) tells the model where failures are *near* before it sees one; a 0/1 loss is
    modelled the same way. `p_fail(x)` is the posterior probability that the score at `x` lies above
-   the threshold between the highest pass and the lowest failure. A classifier judged against a
+   the threshold between the highest pass and the lowest failure. `likelihood="dirichlet"` models
+   whether each point failed instead, by a classification likelihood (`gp.fit_dirichlet_gp`, one GP
+   per class); `p_fail` is then the probability that the failure class's function is the higher.
+   Measured on the suite's 0/1 cases it finds no more and predicts no better (docs/search.md), so
+   the copula stays the default. A classifier judged against a
    truth cut (an `unjudged` band given) is modelled on its evidence for the label above the cut,
    which is smooth across the cut where its loss flips; `p_fail` then reads that evidence running
    high below the cut and low above it.
@@ -77,7 +81,9 @@ from typing import Any
 import gpytorch
 import numpy as np
 import torch
+from botorch.acquisition.objective import ScalarizedPosteriorTransform
 from botorch.models import SingleTaskGP
+from botorch.posteriors import Posterior
 from botorch.utils.sampling import manual_seed
 from scipy.sparse import coo_matrix
 from scipy.sparse.csgraph import connected_components
@@ -89,12 +95,13 @@ from searcher.space import Space
 from searcher.strategies.base import step_rng
 from searcher.strategies.bo.candidates import around
 from searcher.strategies.bo.carried import CarriedGP, one_thread
-from searcher.strategies.bo.gp import CHOLESKY_LIMIT, fit_ranked_gp, normal_scores
+from searcher.strategies.bo.gp import CHOLESKY_LIMIT, fit_dirichlet_gp, fit_ranked_gp, normal_scores
 from searcher.validation import check_choice, check_flag, check_int, check_number
 
 __all__ = ["FailureModes", "ModelFreeFailureModes"]
 
 MODELS = ("gp", "constant")
+LIKELIHOODS = ("gaussian", "dirichlet")
 INSIDE = ("never", "always", "earned")
 _PREMIUM = 0.1  # by how much a draw of the span's hit rate must beat the steps' for `inside="earned"` to harvest inside
 _HORIZON = 400  # the budget assumed when none is given
@@ -125,6 +132,8 @@ class FailureModes(CarriedGP):
         radius: normalised distance (in the unit cube, divided by sqrt(dim)) within which a
             point counts as near a failure: exploration keeps out, the model-free ablation joins modes.
         model: "gp" (default) or "constant" (the ablation).
+        likelihood: the GP's, "gaussian" (default: on the losses' normal scores) or "dirichlet"
+            (a classification of failed and passed points; module docstring, 1).
         near_best: a harvesting point is the farthest from every failure among the candidates
             whose `p_fail` is at least this fraction of the best (1: the most likely to fail).
         inside: when a mode is harvested by convex combinations of its failures instead of
@@ -142,8 +151,9 @@ class FailureModes(CarriedGP):
     def __init__(self, space: Space, seed: int = 0, budget: int | None = None, n_init: int = 20, early: float = 0.6,
                  late: float = 0.15, split: float = 0.4, radius: float = 0.2, model: str = "gp", refit: float = 0.1,
                  iterations: int = 30, unjudged: Sequence[float] | None = None, near_best: float = 0.8,
-                 probe: bool = False, inside: str = "earned") -> None:
+                 probe: bool = False, inside: str = "earned", likelihood: str = "gaussian") -> None:
         super().__init__(space, seed, refit, iterations)
+        self.likelihood = check_choice("likelihood", likelihood, LIKELIHOODS)
         self.inside = check_choice("inside", inside, INSIDE)
         self._arms = np.zeros((2, 2))  # rows: steps, inside; columns: harvesting points told, of which failed
         self._pending: dict[bytes, int] = {}  # harvesting points asked and not yet told: their arm
@@ -228,6 +238,10 @@ class FailureModes(CarriedGP):
     def _fit(self, X: np.ndarray, loss: np.ndarray) -> _Model:
         sign = self._signs
         y = loss if sign is None else np.where(sign(X) > 0, loss, 1.0 - loss)  # the target's evidence for the label above the cut
+        if self.likelihood == "dirichlet":
+            with torch.enable_grad(), gpytorch.settings.max_cholesky_size(CHOLESKY_LIMIT):
+                gp = self._fit_carried(fit_dirichlet_gp, torch.tensor(X), torch.tensor(y >= FAILURE))
+            return _Model(gp, 0.0, sign, classes=True)
         z = normal_scores(y)
         with torch.enable_grad(), gpytorch.settings.max_cholesky_size(CHOLESKY_LIMIT):  # ask() runs under no_grad
             gp = self._fit_carried(fit_ranked_gp, torch.tensor(X), torch.tensor(z))
@@ -315,8 +329,8 @@ class FailureModes(CarriedGP):
             return member.sum(0), []
         F = torch.tensor(failures)
         with torch.no_grad():
-            scale = model.gp.covar_module(F, F, diag=True).sqrt()
-            corr = np.concatenate([(model.gp.covar_module(F[rows], F).to_dense() / scale[rows, None] / scale[None, :]).numpy()
+            scale = model.covariance(F, F, diag=True).sqrt()
+            corr = np.concatenate([(model.covariance(F[rows], F) / scale[rows, None] / scale[None, :]).numpy()
                                    for rows in torch.arange(len(F)).split(1024)])  # a block of rows at a time
         near = (corr > _NEAR) @ member > 0
         f, m = np.nonzero(near & (member == 0))  # a failure counted against another mode
@@ -416,7 +430,7 @@ class FailureModes(CarriedGP):
         if len(failures) and graded:
             elsewhere = ~self._on_known_slope(model, C, failures)
             C = C[elsewhere] if elsewhere.any() else C
-        draw = model.gp.posterior(torch.tensor(C)).rsample().reshape(-1).numpy()
+        draw = model.posterior(C).rsample().reshape(-1).numpy()
         return C[int(np.argmax(model.margin(C, draw)))]
 
     def _on_known_slope(self, model: _Model, C: np.ndarray, failures: np.ndarray) -> np.ndarray:
@@ -457,10 +471,25 @@ def _band(unjudged: Sequence[float], dim: int) -> tuple[int, float, float]:
 
 class _Model:
     """The fitted GP, the score threshold between passes and failures, and (with a truth cut) the
-    sign per point that says which side of the threshold fails there (`FailureModes._signs`)."""
+    sign per point that says which side of the threshold fails there (`FailureModes._signs`). With
+    `classes`, the GP has one output per class (passed, failed) and the score is their difference."""
 
-    def __init__(self, gp: SingleTaskGP, threshold: float, sign: Callable[[np.ndarray], np.ndarray] | None = None) -> None:
+    def __init__(self, gp: SingleTaskGP, threshold: float, sign: Callable[[np.ndarray], np.ndarray] | None = None,
+                 classes: bool = False) -> None:
         self.gp, self.threshold, self.sign = gp, threshold, sign
+        self._difference = ScalarizedPosteriorTransform(torch.tensor([-1.0, 1.0], dtype=torch.float64)) if classes else None
+
+    def posterior(self, X: np.ndarray) -> Posterior:
+        """The posterior of the score at the rows of `X` (jointly)."""
+        return self.gp.posterior(torch.tensor(X), posterior_transform=self._difference)
+
+    def covariance(self, A: torch.Tensor, B: torch.Tensor, diag: bool = False) -> torch.Tensor:
+        """The kernel between the rows of `A` and `B` (with classes, the failure class's)."""
+        if self._difference is None:
+            K = self.gp.covar_module(A, B, diag=diag)
+            return K if diag else K.to_dense()
+        K = self.gp.covar_module(A, B).to_dense()[1]  # classes x len(A) x len(B)
+        return K.diagonal() if diag else K
 
     def margin(self, X: np.ndarray, score: np.ndarray) -> np.ndarray:
         """How far `score` at the rows of `X` lies on the failing side (the score itself without a sign)."""
@@ -476,7 +505,7 @@ class _Model:
         out, means = [], []
         for chunk in np.array_split(X, max(1, len(X) // 1024)):
             with torch.no_grad():
-                post = self.gp.posterior(torch.tensor(chunk))
+                post = self.posterior(chunk)
             mean = post.mean.reshape(-1).numpy()
             sd = post.variance.reshape(-1).clamp_min(1e-12).sqrt().numpy()
             sign = 1.0 if self.sign is None else self.sign(chunk)

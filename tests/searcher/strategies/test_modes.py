@@ -7,6 +7,7 @@ from collections.abc import Callable
 import numpy as np
 import pytest
 import torch
+from gpytorch.likelihoods import DirichletClassificationLikelihood
 from sklearn.metrics import roc_auc_score
 
 from searcher.bench.cases import select_cases
@@ -14,7 +15,7 @@ from searcher.errors import ParameterError
 from searcher.objective import FAILURE
 from searcher.space import Categorical, Continuous, Space
 from searcher.strategies import Strategy, make_strategy
-from searcher.strategies.bo.gp import normal_scores
+from searcher.strategies.bo.gp import dirichlet_targets, normal_scores
 from searcher.testing.planted import PlantedRegions
 
 PLANTED = PlantedRegions(dim=3, k=2, volume=0.08, seed=1)
@@ -250,7 +251,8 @@ def test_normal_scores_share_ties_and_keep_the_order():
                                             ({"radius": 0}, "'radius'"), ({"near_best": 0}, "'near_best'"), ({"unjudged": (3, 0.2, 0.4)}, "unjudged column"),
                                             ({"unjudged": (0, 0.6, 0.4)}, "must not be above"), ({"unjudged": (0, 0.2)}, "column, low, high"),
                                             ({"probe": "maybe"}, "The .probe. option of FailureModes must be True or False. Got .maybe."),
-                                            ({"inside": True}, "'never', 'always', 'earned'")])
+                                            ({"inside": True}, "'never', 'always', 'earned'"),
+                                            ({"likelihood": "probit"}, "'gaussian', 'dirichlet'")])
 def test_bad_options_are_named(options, match):
     with pytest.raises(ParameterError, match=match):
         make_strategy("bo-modes", CUBE3, **options)
@@ -310,22 +312,48 @@ def test_no_point_is_proposed_where_the_target_judges_nothing(name):
     assert inside(unaware[20:]).sum() > 5  # without the band, points are spent there
 
 
-def test_with_a_truth_cut_the_model_follows_the_targets_evidence_across_it():
+@pytest.mark.parametrize("likelihood", ["gaussian", "dirichlet"])
+def test_with_a_truth_cut_the_model_follows_the_targets_evidence_across_it(likelihood):
     """A classifier's loss flips at the truth's cut (1 - p(true label): p above it, 1 - p below),
     while its evidence p for the label above the cut is smooth. Given the band the target never
     judges (x0 in 0.4-0.6), the GP models that evidence on both sides, and its `p_fail` reads
-    failures on either side: high evidence below the cut, low evidence above it."""
+    failures on either side: high evidence below the cut, low evidence above it. The
+    classification likelihood models only which side of 0.5 the evidence lies, and its score (the
+    failure class's function less the other's) follows the evidence as closely."""
     space = Space([Continuous(f"x{i}", 0.0, 1.0) for i in range(6)])
     evidence = lambda X: 1.0 / (1.0 + np.exp(-6.0 * (X[:, 1] + X[:, 2] - X[:, 3] - 0.5)))  # noqa: E731
     loss = lambda X: np.where(X[:, 0] <= 0.4, evidence(X), 1.0 - evidence(X))  # noqa: E731
     rng = np.random.default_rng(0)
     X, H = (P[np.abs(P[:, 0] - 0.5) >= 0.1] for P in (rng.random((100, 6)), rng.random((2000, 6))))
-    s = make_strategy("bo-modes", space, seed=0, unjudged=(0, 0.4, 0.6))
+    s = make_strategy("bo-modes", space, seed=0, unjudged=(0, 0.4, 0.6), likelihood=likelihood)
     s.tell(X, loss(X))
     model = s._fit(*s.history.answered())
     with torch.no_grad():
-        mean = model.gp.posterior(torch.tensor(H)).mean.reshape(-1).numpy()
+        mean = model.posterior(H).mean.reshape(-1).numpy()
     for side in (H[:, 0] < 0.5, H[:, 0] > 0.5):
         assert np.corrcoef(mean[side], evidence(H[side]))[0, 1] > 0.9  # the evidence, not the flipping loss
         fails = loss(H[side]) >= FAILURE
         assert roc_auc_score(fails, model.p_fail(H[side])) > 0.95
+
+
+def test_dirichlet_targets_are_gpytorchs():
+    """The classification likelihood's regression targets and noise, written out, are GPyTorch's
+    `DirichletClassificationLikelihood`'s (Milios et al. 2018), class by class."""
+    failed = np.array([True, False, False, True, False])
+    y, noise = dirichlet_targets(failed)
+    reference = DirichletClassificationLikelihood(torch.tensor(failed.astype(int)), dtype=torch.float64)
+    np.testing.assert_allclose(y.T, reference.transformed_targets.numpy())
+    np.testing.assert_allclose(noise.T, reference.noise.numpy())
+
+
+def test_the_classification_likelihood_ranks_held_out_failures_and_harvests():
+    """On 0/1 answers alone (`PLANTED`'s two 3-D boxes), the Dirichlet model fitted on 150 uniform
+    points ranks 3,000 held-out ones by `p_fail` (AUC 0.96; the copula's 0.95), and a search with it
+    finds several times random's failures in both boxes (seed 0: 72 failures, 36 in each)."""
+    rng = np.random.default_rng(0)
+    X, H = rng.random((150, 3)), rng.random((3000, 3))
+    s = make_strategy("bo-modes", CUBE3, seed=0, likelihood="dirichlet")
+    s.tell(X, PLANTED.loss(X))
+    assert roc_auc_score(PLANTED.region_of(H) >= 0, s._fit(*s.history.answered()).p_fail(H)) > 0.9
+    found = run("bo-modes", False, likelihood="dirichlet")
+    assert PLANTED.failures_found(found) >= 3 * PLANTED.failures_found(run("random", False)) and both_harvested(found)
