@@ -87,6 +87,7 @@ from botorch.posteriors import Posterior
 from botorch.utils.sampling import manual_seed
 from scipy.sparse import coo_matrix
 from scipy.sparse.csgraph import connected_components
+from scipy.spatial.distance import cdist
 from scipy.stats import norm
 
 from searcher.errors import ParameterError
@@ -268,8 +269,7 @@ class FailureModes(CarriedGP):
 
     def _distance(self, A: np.ndarray, B: np.ndarray) -> np.ndarray:
         """`len(A) x len(B)` normalised distances (one-hot blocks weighted as one coordinate)."""
-        A, B = self.cube.weighted(A), self.cube.weighted(B)
-        return np.sqrt(np.maximum(((A[:, None, :] - B[None, :, :]) ** 2).sum(-1), 0.0)) / math.sqrt(self.dim)
+        return cdist(self.cube.weighted(A), self.cube.weighted(B)) / math.sqrt(self.dim)
 
     def _same_levels(self, A: np.ndarray, B: np.ndarray) -> np.ndarray:
         """Per row, whether `A` and `B` share every categorical level (no image lies between two)."""
@@ -368,6 +368,7 @@ class FailureModes(CarriedGP):
         inside the modes' spans if `span` (a mode of one failure: steps)."""
         best, best_value, best_mode = None, -np.inf, None
         spread_from = np.concatenate([failures, np.array(chosen)]) if chosen else failures
+        candidates = []
         for mode in range(len(counts)):
             members = failures[modes == mode]
             if _spanned(span, len(members)):
@@ -375,13 +376,18 @@ class FailureModes(CarriedGP):
             else:
                 centres = members[rng.choice(len(members), min(_CENTRES, len(members)), replace=False)]
                 C = around(self.cube, centres, rng, _PER_CENTRE)
-            C = C[self._judged(C) & np.array([row.tobytes() not in seen for row in C])]
+            candidates.append(C[self._judged(C) & np.array([row.tobytes() not in seen for row in C])])
+        sizes = [len(C) for C in candidates]
+        if model is not None and sum(sizes):  # every mode's candidates in one posterior
+            scored = np.split(model.scores(np.concatenate(candidates))[0], np.cumsum(sizes)[:-1])
+        for mode, C in enumerate(candidates):
             if not len(C):
                 continue
+            members = failures[modes == mode]
             if model is None:
                 pick, log_yield = 0, math.log(self._empirical_yield(members, *told))
             else:
-                log_p = model.scores(C)[0]
+                log_p = scored[mode]
                 if log_p.max() >= math.log(_SURE):
                     good = np.flatnonzero(log_p >= math.log(self.near_best) + log_p.max())
                     pick = good[np.argmax(self._nearest(C[good], spread_from))]
@@ -503,7 +509,7 @@ class _Model:
         """Per row of `X`, log `p_fail` (which still ranks points where `p_fail` underflows to 0) and the
         posterior mean as a `margin`."""
         out, means = [], []
-        for chunk in np.array_split(X, max(1, len(X) // 1024)):
+        for chunk in np.array_split(X, max(1, len(X) // 256)):
             with torch.no_grad():
                 post = self.posterior(chunk)
             mean = post.mean.reshape(-1).numpy()
