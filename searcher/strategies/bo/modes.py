@@ -13,8 +13,9 @@ per failure mode instead of one per restart):
    the threshold between the highest pass and the lowest failure. `likelihood="dirichlet"` models
    whether each point failed instead, by a classification likelihood (`gp.fit_dirichlet_gp`, one GP
    per class); `p_fail` is then the probability that the failure class's function is the higher.
-   Measured on the suite's 0/1 cases it finds no more and predicts no better (docs/search.md), so
-   the copula stays the default. A classifier judged against a
+   Measured on the suite's 0/1 cases it ranks the space better on the boxes (its lengthscales do not
+   shrink to the regions' edges) but the search finds no more with it, at 2-3x the proposal time
+   (docs/search.md), so the copula stays the default. A classifier judged against a
    truth cut (an `unjudged` band given) is modelled on its evidence for the label above the cut,
    which is smooth across the cut where its loss flips; `p_fail` then reads that evidence running
    high below the cut and low above it.
