@@ -78,19 +78,19 @@ def test_bo_modes_with_the_classification_likelihood_keeps_the_contract():
     keeps_the_contract("bo-modes", likelihood="dirichlet")
 
 
-def keeps_the_contract(name: str, loss=half_failing, **options) -> None:
+def keeps_the_contract(name: str, **options) -> None:
     a = make_strategy(name, MIXED, seed=3, **options)
-    X = drive(a, steps=8, loss=loss)
+    X = drive(a, steps=8, loss=half_failing)
     assert X.shape == (32, MIXED.dim) and is_proposable(X)
     unanswered = a.ask(2, 8)
     a.tell(unanswered, np.array([np.nan, np.nan]))  # no answers: never failures, never a crash
     b = make_strategy(name, MIXED, seed=3, **options)
-    assert np.array_equal(drive(b, steps=8, loss=loss), X)
+    assert np.array_equal(drive(b, steps=8, loss=half_failing), X)
     state = json.loads(json.dumps(a.state()))  # what the store keeps
     nxt = a.ask(4, 9)
     c = make_strategy(name, MIXED, seed=3, **options)
     for i in range(8):
-        c.tell(X[4 * i : 4 * i + 4], loss(X[4 * i : 4 * i + 4]))
+        c.tell(X[4 * i : 4 * i + 4], half_failing(X[4 * i : 4 * i + 4]))
     c.tell(unanswered, np.array([np.nan, np.nan]))
     c.restore(state)
     assert np.array_equal(c.ask(4, 9), nxt)
