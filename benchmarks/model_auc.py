@@ -100,9 +100,10 @@ def planted_rows(cases: str, seeds: list[int], budget: int = FIT + NEXT, likelih
         regions = case.regions()
         loss = partial(regions.loss, score=case.score)
         for seed in seeds:
-            X, _ = ask_tell(make_strategy("bo-modes", regions.space, seed=seed, budget=budget, likelihood=likelihood), loss, budget)
+            strategy = partial(make_strategy, "bo-modes", regions.space, seed=seed, budget=budget, likelihood=likelihood)
+            X, _ = ask_tell(strategy(), loss, budget)
             U = regions.space.cube.uniform(np.random.default_rng([seed, 0xA0C]), UNIFORM)
-            fitted = Fitted(make_strategy("bo-modes", regions.space, seed=seed, budget=budget, likelihood=likelihood), X[:FIT], loss(X[:FIT]))
+            fitted = Fitted(strategy(), X[:FIT], loss(X[:FIT]))
             for held, H in (("uniform", U), ("next 100", X[FIT:])):
                 failed = regions.region_of(H) >= 0
                 rows.append({"case": case.name, "held out": held, "seed": seed, "points": len(H), "failures": int(failed.sum()),

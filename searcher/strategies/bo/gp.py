@@ -101,7 +101,8 @@ def dirichlet_targets(failed: np.ndarray, alpha_epsilon: float = ALPHA_EPSILON) 
     Dirichlet-based classification (Milios et al. 2018, as GPyTorch's `DirichletClassificationLikelihood`):
     concentration `alpha` = 1 + `alpha_epsilon` on the point's class and `alpha_epsilon` on the
     other, noise `log(1 / alpha + 1)`, target `log(alpha) - noise / 2` (the log-normal that matches
-    the Gamma's moments)."""
+    the Gamma's moments). Written out because GPyTorch's counts the classes from the labels, and a
+    fit before the first failure (a graded loss, or a truth cut's evidence) has labels of one class."""
     one_hot = np.stack([~failed, failed], axis=1).astype(float)
     alpha = alpha_epsilon + one_hot
     noise = np.log1p(1.0 / alpha)

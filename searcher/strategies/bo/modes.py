@@ -369,9 +369,9 @@ class FailureModes(CarriedGP):
         inside the modes' spans if `span` (a mode of one failure: steps)."""
         best, best_value, best_mode = None, -np.inf, None
         spread_from = np.concatenate([failures, np.array(chosen)]) if chosen else failures
+        members_of = [failures[modes == mode] for mode in range(len(counts))]
         candidates = []
-        for mode in range(len(counts)):
-            members = failures[modes == mode]
+        for members in members_of:
             if _spanned(span, len(members)):
                 C = self._inside(members, rng, _CENTRES * _PER_CENTRE)
             else:
@@ -381,10 +381,9 @@ class FailureModes(CarriedGP):
         sizes = [len(C) for C in candidates]
         if model is not None and sum(sizes):  # every mode's candidates in one posterior
             scored = np.split(model.scores(np.concatenate(candidates))[0], np.cumsum(sizes)[:-1])
-        for mode, C in enumerate(candidates):
+        for mode, (members, C) in enumerate(zip(members_of, candidates)):
             if not len(C):
                 continue
-            members = failures[modes == mode]
             if model is None:
                 pick, log_yield = 0, math.log(self._empirical_yield(members, *told))
             else:
