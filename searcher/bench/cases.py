@@ -2,12 +2,13 @@
 
 A `Case` is a planted landscape (`searcher.testing.planted.PlantedRegions`: known regions, scored
 with ask/tell and no images) or a campaign against a real target (generator, target, the "score"
-loss; breadth is failure modes). `SUITE` is the public suite: planted landscapes of 6 to 20
+loss but for one; breadth is failure modes). `SUITE` is the public suite: planted landscapes of 6 to 20
 dimensions, 3 to 12 regions, every shape, 0.1% to 5% of the volume, two with a categorical
 parameter, most with a target that gives a confidence and three with 0/1 answers only (names
-ending `-01`); and the face campaigns. `tuned=True` marks the cases the defaults were chosen on
+ending `-01`); and the face campaigns, one of them answered 0/1 as campaigns are by default
+(`faces-dlib-hog-01`). `tuned=True` marks the cases the defaults were chosen on
 (`planted-d6-k5`, `faces-haar-face`, `faces-dlib-cnn`): a strategy's numbers there are not a test.
-Names: `SHAPE-dD-kK-vPERCENT[-cLEVELS][-01]` for planted cases, `GENERATOR-TARGET` for campaigns.
+Names: `SHAPE-dD-kK-vPERCENT[-cLEVELS][-01]` for planted cases, `GENERATOR-TARGET[-01]` for campaigns.
 """
 
 from __future__ import annotations
@@ -110,6 +111,7 @@ SUITE: tuple[Case, ...] = (
     Case.campaign("faces-haar-face", "faces", "haar-face", tuned=True),
     Case.campaign("faces-dlib-cnn", "faces", "dlib-cnn", tuned=True),
     Case.campaign("faces-dlib-hog", "faces", "dlib-hog"),
+    Case.campaign("faces-dlib-hog-01", "faces", "dlib-hog", loss="zero-one"),  # the campaigns' default loss
     Case.campaign("faces-gender-cnn", "faces", "gender-cnn", truth_column="gender_presentation", cut=0.5),
     Case.campaign("faces-smile-cnn", "faces", "smile-cnn"),  # its declared truth: smile >= 0.5
     Case.campaign("faces-haar-smile", "faces", "haar-smile"),  # its declared truth: smile >= 0.5
