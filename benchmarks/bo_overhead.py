@@ -4,6 +4,7 @@
     python benchmarks/bo_overhead.py --points 400 --repeats 5
     python benchmarks/bo_overhead.py --strategy bo-modes --points 400   # the failure-modes search
     python benchmarks/bo_overhead.py --strategy bo-modes --run 400      # every ask of a 400-point run, timed
+    python benchmarks/bo_overhead.py --strategy bo-modes --strategy-option likelihood=gaussian   # an option of the strategy
 
 The history is a Sobol design of the faces generator's unit cube with a planted 0/1 loss (five boxes
 in four of its coordinates, 7% of the volume: about the dlib CNN's miss rate on everyday faces), so no image is rendered and the
@@ -33,6 +34,7 @@ import numpy as np
 
 import generators
 from searcher.bench.planted import ask_tell
+from searcher.cli.args import assignments
 from searcher.objective import FAILURE
 from searcher.space import Cube
 from searcher.strategies import Strategy, make_strategy
@@ -53,7 +55,9 @@ def main() -> None:
     parser.add_argument("--uncapped", action="store_true", help="max_points = 100,000 (exact GP on everything; bo only)")
     parser.add_argument("--strategy", choices=("bo", "bo-modes"), default="bo", help="the strategy timed (default: bo)")
     parser.add_argument("--run", type=int, metavar="N", help="time every ask of an N-point ask/tell run instead")
+    parser.add_argument("--strategy-option", action="append", default=[], metavar="KEY=VALUE", help="an option of the strategy (repeatable)")
     args = parser.parse_args()
+    options = assignments(args.strategy_option, "--strategy-option")
     space = generators.load("faces").space
     cube = Cube(space)
     taken = {c for start, width in cube.blocks for c in range(start, start + width)} | {c for c, _ in cube.integers}
@@ -65,7 +69,7 @@ def main() -> None:
 
     print(f"{args.strategy}, faces space: {len(space.params)} parameters, unit cube of dimension {space.dim}")
     if args.run:
-        strategy = make_strategy(args.strategy, space, seed=0, budget=args.run)
+        strategy = make_strategy(args.strategy, space, seed=0, budget=args.run, **options)
         _, times = ask_tell(strategy, loss, args.run)
         failures = int((strategy.history.answered()[1] >= FAILURE).sum())  # the losses the run was told
         last = np.array(times[-max(1, len(times) // 4):])
@@ -76,7 +80,7 @@ def main() -> None:
     for n in [int(p) for p in args.points.split(",")]:
         X = sobol_points(space.dim, 0, 0, n)
         cap = {"max_points": 100_000 if args.uncapped else 1000} if args.strategy == "bo" else {}
-        bo = make_strategy(args.strategy, space, seed=0, **cap)
+        bo = make_strategy(args.strategy, space, seed=0, **cap, **options)
         X = bo.cube.snap(X)
         bo.tell(X, loss(X))
         cold = []

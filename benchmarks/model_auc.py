@@ -4,7 +4,7 @@ it on held-out trials (AUC), beside the ablation that shows its use changes what
     python benchmarks/model_auc.py --planted planted --seeds 3      # every planted case of the suite
     python benchmarks/model_auc.py runs/bench                       # every face case under a suite's --out
     python benchmarks/model_auc.py runs/bench --cases faces-dlib-hog --folds 5
-    python benchmarks/model_auc.py --planted planted-d6-k5 --seeds 2 --likelihood dirichlet   # the classification likelihood
+    python benchmarks/model_auc.py --planted planted-d6-k5 --seeds 2 --likelihood gaussian   # the copula on 0/1 answers too
 
 The model is the one `bo-modes` searches with (`FailureModes._fit`: its GP on the losses' normal
 scores, the failure threshold between them, and with a classifier's truth cut the sign that reads
@@ -19,8 +19,9 @@ by the AUC for what the held-out trials did:
   (fitted on the rest, scored on the fold), and each `bo-modes` run's last 100 points, fitted on
   its first 300.
 
-`--likelihood dirichlet` fits `bo-modes`'s classification model instead (and, on planted cases,
-runs the search with it too).
+`--likelihood` is `bo-modes`'s option (and, on planted cases, the search is run with it too): by
+default "auto", as the search, the classification model where every loss is 0 or 1 and the copula
+otherwise; "gaussian" or "dirichlet" forces one.
 
 Beside it, a yardstick nobody here wrote, fitted on the same points and outcomes: scikit-learn's
 k-nearest-neighbour classifier (k = 5, distance-weighted) on the unit cube's coordinates; and the
@@ -94,7 +95,7 @@ def _lengths(lengthscales: np.ndarray) -> dict[str, float]:
     return {"shortest lengthscale": float(lengthscales.min()), "median lengthscale": float(np.median(lengthscales))}
 
 
-def planted_rows(cases: str, seeds: list[int], budget: int = FIT + NEXT, likelihood: str = "gaussian") -> list[dict]:
+def planted_rows(cases: str, seeds: list[int], budget: int = FIT + NEXT, likelihood: str = "auto") -> list[dict]:
     rows = []
     for case in tqdm([c for c in select_cases(cases) if c.kind == "planted"], desc="planted cases"):
         regions = case.regions()
@@ -111,7 +112,7 @@ def planted_rows(cases: str, seeds: list[int], budget: int = FIT + NEXT, likelih
     return rows
 
 
-def campaign_rows(root: Path, cases: list[str] | None, folds: int, likelihood: str = "gaussian") -> list[dict]:
+def campaign_rows(root: Path, cases: list[str] | None, folds: int, likelihood: str = "auto") -> list[dict]:
     rows = []
     runs = sorted(r for r in root.glob("*/runs/*-s*") if r.name.rsplit("-s", 1)[0] in ("random", "bo-modes"))
     runs = [r for r in runs if cases is None or r.parent.parent.name in cases]
@@ -175,7 +176,7 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--seeds", default="3", help="with --planted: a count or a comma-separated list (default: 3)")
     ap.add_argument("--cases", help="with a folder: comma-separated case names (default: every one under it)")
     ap.add_argument("--folds", type=int, default=5, help="with a folder: folds over each random run's trials (default: 5)")
-    ap.add_argument("--likelihood", choices=LIKELIHOODS, default="gaussian", help="bo-modes's model (default: gaussian)")
+    ap.add_argument("--likelihood", choices=LIKELIHOODS, default="auto", help="bo-modes's model (default: auto, as the search)")
     ap.add_argument("--csv", type=Path, help="also write one row per fit here")
     args = ap.parse_args(argv)
     if (args.root is None) == (args.planted is None):

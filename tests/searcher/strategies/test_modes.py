@@ -357,3 +357,28 @@ def test_the_classification_likelihood_ranks_held_out_failures_and_harvests():
     assert roc_auc_score(PLANTED.region_of(H) >= 0, s._fit(*s.history.answered()).p_fail(H)) > 0.9
     found = run("bo-modes", False, likelihood="dirichlet")
     assert PLANTED.failures_found(found) >= 3 * PLANTED.failures_found(run("random", False)) and both_harvested(found)
+
+
+def test_the_default_likelihood_classifies_0_1_answers_and_models_graded_ones_on_their_scores():
+    """`likelihood="auto"` fits the classification model while every loss told is 0 or 1 and the
+    copula once one is graded; a search that meets a graded answer after 0/1 ones refits from scratch
+    (the hyperparameters carried are the other model's), and the state says which model they are of."""
+    rng = np.random.default_rng(0)
+    X = rng.random((40, 3))
+    s = make_strategy("bo-modes", CUBE3, seed=0)
+    s.tell(X, PLANTED.loss(X))
+    assert s._fit(*s.history.answered())._difference is not None and s.state()["fitted_as"] == "dirichlet"
+    s.ask(4, 0)
+    restored = make_strategy("bo-modes", CUBE3, seed=0)
+    restored.tell(X, PLANTED.loss(X))
+    restored.restore(s.state())
+    more = rng.random((4, 3))
+    graded = PLANTED.loss(more, score=True)
+    assert not np.isin(graded, (0.0, 1.0)).all()
+    for strategy in (s, restored):
+        strategy.tell(more, graded)
+    np.testing.assert_array_equal(s.ask(4, 1), restored.ask(4, 1))
+    assert s.state()["fitted_as"] == "gaussian" and s._fit(*s.history.answered())._difference is None
+    forced = make_strategy("bo-modes", CUBE3, seed=0, likelihood="gaussian")
+    forced.tell(X, PLANTED.loss(X))
+    assert forced._fit(*forced.history.answered())._difference is None
