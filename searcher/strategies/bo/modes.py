@@ -8,17 +8,17 @@ per failure mode instead of one per restart):
 
 1. **Model.** A GP (BoTorch's defaults: lengthscale priors that grow with the dimension) on the
    normal scores of the losses (`gp.fit_ranked_gp`). A continuous loss (a detector's confidence,
-   `1 - p(true label)`) tells the model where failures are *near* before it sees one; a 0/1 loss can
-   be modelled the same way (`likelihood="gaussian"`). `p_fail(x)` is the posterior probability that the score at `x` lies above
-   the threshold between the highest pass and the lowest failure. Where the target answers 0/1
-   only (every loss told is 0 or 1), the default, `likelihood="auto"`, models whether each point
-   failed instead, by a classification likelihood (`gp.fit_dirichlet_gp`, one GP per class);
-   `p_fail` is then the probability that the failure class's function is the higher. On the
-   suite's 0/1 cases it ranks the space better on the boxes (its lengthscales do not shrink to the
-   regions' edges), finds as many failures on the planted ones and more on faces, at about 1.5x
-   the proposal time (docs/search.md). `"gaussian"` and `"dirichlet"` force one model whatever the
-   losses. A classifier judged against a
-   truth cut (an `unjudged` band given) is modelled on its evidence for the label above the cut,
+   `1 - p(true label)`) tells the model where failures are *near* before it sees one; a 0/1 loss
+   can be modelled the same way (`likelihood="gaussian"`). `p_fail(x)` is the posterior
+   probability that the score at `x` lies above the threshold between the highest pass and the
+   lowest failure. Where the target answers 0/1 only (every loss told is 0 or 1), the default,
+   `likelihood="auto"`, models whether each point failed instead, by a classification likelihood
+   (`gp.fit_dirichlet_gp`, one GP per class); `p_fail` is then the probability that the failure
+   class's function is the higher. On the suite's 0/1 cases it ranks the space better on the
+   boxes (its lengthscales do not shrink to the regions' edges), finds as many failures on the
+   planted ones and more on faces, at about 1.5x the proposal time (docs/search.md).
+   `"gaussian"` and `"dirichlet"` force one model whatever the losses. A classifier judged against
+   a truth cut (an `unjudged` band given) is modelled on its evidence for the label above the cut,
    which is smooth across the cut where its loss flips; `p_fail` then reads that evidence running
    high below the cut and low above it.
 2. **Modes.** Failures form a graph: two are joined when they share every categorical level, one
