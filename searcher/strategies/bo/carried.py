@@ -3,7 +3,8 @@ the position in their Sobol sequence; and the one-thread context their small den
 
 `state()` is all of it (JSON), so a strategy rebuilt from the history and the last state asks what
 the original asked. Hyperparameters are refitted, warm, when the data has grown by `refit` since
-the last fit, and carried over unchanged in between.
+the last fit, and carried over unchanged in between; a strategy that fits another model than the
+last (`bo-modes` switching likelihood) starts that one cold, as the carried values are not its.
 """
 
 from __future__ import annotations
@@ -47,16 +48,18 @@ class CarriedGP(StrategyBase):
         self.refit = check_number("refit", refit, 0.0, 10.0)
         self.iterations = check_int("iterations", iterations, 0)
         self._warm: dict[str, list[float]] | None = None
+        self._fitted_as: str | None = None  # the model the carried hyperparameters are of
         self._fitted_on = 0
         self._sobol = 0
 
     def state(self) -> dict[str, Any]:
-        """GP hyperparameters (raw values), the size of the last fit, the Sobol position: JSON."""
-        return {"gp": self._warm, "fitted_on": self._fitted_on, "sobol": self._sobol}
+        """GP hyperparameters (raw values) and the model they are of, the size of the last fit, the Sobol position: JSON."""
+        return {"gp": self._warm, "fitted_as": self._fitted_as, "fitted_on": self._fitted_on, "sobol": self._sobol}
 
     def restore(self, state: dict[str, Any]) -> None:
         """Sets what `state()` saved."""
         self._warm = state.get("gp")
+        self._fitted_as = state.get("fitted_as")
         self._fitted_on = int(state.get("fitted_on", 0))
         self._sobol = int(state.get("sobol", 0))
 
@@ -65,8 +68,12 @@ class CarriedGP(StrategyBase):
         self._sobol += n
         return self.cube.snap(sobol_points(self.dim, self.seed, self._sobol - n, n))
 
-    def _fit_carried(self, fit: Callable[..., tuple[Any, dict[str, list[float]]]], X: torch.Tensor, y: torch.Tensor) -> Any:
-        """`fit(X, y, warm, iterations)`, refitting only when the data has grown by `refit`."""
+    def _fit_carried(self, fit: Callable[..., tuple[Any, dict[str, list[float]]]], X: torch.Tensor, y: torch.Tensor,
+                     model: str | None = None) -> Any:
+        """`fit(X, y, warm, iterations)`, refitting only when the data has grown by `refit`; `model`
+        names what `fit` fits, and hyperparameters carried from another model are dropped (a cold fit)."""
+        if model != self._fitted_as:
+            self._warm, self._fitted_as = None, model
         refit = self._warm is None or len(X) >= (1 + self.refit) * self._fitted_on
         model, warm = fit(X, y, self._warm, self.iterations if refit else 0)
         if refit:

@@ -159,7 +159,6 @@ class FailureModes(CarriedGP):
                  probe: bool = False, inside: str = "earned", likelihood: str = "auto") -> None:
         super().__init__(space, seed, refit, iterations)
         self.likelihood = check_choice("likelihood", likelihood, LIKELIHOODS)
-        self._fitted_as: str | None = None  # the likelihood the carried hyperparameters belong to
         self.inside = check_choice("inside", inside, INSIDE)
         self._arms = np.zeros((2, 2))  # rows: steps, inside; columns: harvesting points told, of which failed
         self._pending: dict[bytes, int] = {}  # harvesting points asked and not yet told: their arm
@@ -219,14 +218,13 @@ class FailureModes(CarriedGP):
                 self._arms[arm] += (1, value >= FAILURE)
 
     def state(self) -> dict[str, Any]:
-        """The carried GP's state (and which likelihood it is of) and the harvest's counts per arm."""
-        return {**super().state(), "arms": self._arms.tolist(), "fitted_as": self._fitted_as}
+        """The carried GP's state and the harvest's counts per arm."""
+        return {**super().state(), "arms": self._arms.tolist()}
 
     def restore(self, state: dict[str, Any]) -> None:
         """Sets what `state()` saved."""
         super().restore(state)
         self._arms = np.array(state.get("arms", np.zeros((2, 2))), float)
-        self._fitted_as = state.get("fitted_as")
 
     def _span_arm(self, rng: np.random.Generator) -> bool:
         """Whether this harvesting point is drawn inside the modes' spans (the module docstring, 3)."""
@@ -245,17 +243,19 @@ class FailureModes(CarriedGP):
     def _fit(self, X: np.ndarray, loss: np.ndarray) -> _Model:
         sign = self._signs
         y = loss if sign is None else np.where(sign(X) > 0, loss, 1.0 - loss)  # the target's evidence for the label above the cut
-        likelihood = self.likelihood if self.likelihood != "auto" else "dirichlet" if np.isin(y, (0.0, 1.0)).all() else "gaussian"
-        if likelihood != self._fitted_as:  # hyperparameters of another model: fit from scratch
-            self._warm, self._fitted_as = None, likelihood
-        if likelihood == "dirichlet":
-            with torch.enable_grad(), gpytorch.settings.max_cholesky_size(CHOLESKY_LIMIT):
-                gp = self._fit_carried(fit_dirichlet_gp, torch.tensor(X), torch.tensor(y >= FAILURE))
-            return _Model(gp, 0.0, sign, classes=True)
-        z = normal_scores(y)
-        with torch.enable_grad(), gpytorch.settings.max_cholesky_size(CHOLESKY_LIMIT):  # ask() runs under no_grad
-            gp = self._fit_carried(fit_ranked_gp, torch.tensor(X), torch.tensor(z))
+        likelihood = self.likelihood
+        if likelihood == "auto":
+            likelihood = "dirichlet" if np.isin(y, (0.0, 1.0)).all() else "gaussian"
         high = y >= FAILURE
+        if likelihood == "dirichlet":
+            fit, target = fit_dirichlet_gp, high
+        else:
+            z = normal_scores(y)
+            fit, target = fit_ranked_gp, z
+        with torch.enable_grad(), gpytorch.settings.max_cholesky_size(CHOLESKY_LIMIT):  # ask() runs under no_grad
+            gp = self._fit_carried(fit, torch.tensor(X), torch.tensor(target), model=likelihood)
+        if likelihood == "dirichlet":
+            return _Model(gp, 0.0, sign, classes=True)
         if high.any() and (~high).any():
             threshold = 0.5 * (z[high].min() + z[~high].max())
         else:  # every score on one side: beyond every score seen
@@ -502,7 +502,7 @@ class _Model:
         if self._difference is None:
             K = self.gp.covar_module(A, B, diag=diag)
             return K if diag else K.to_dense()
-        K = self.gp.covar_module(A, B).to_dense()[1]  # classes x len(A) x len(B)
+        K = self.gp.covar_module(A, B).to_dense()[1]  # classes x len(A) x len(B); GPyTorch's batched `diag` is ambiguous at 2 points
         return K.diagonal() if diag else K
 
     def margin(self, X: np.ndarray, score: np.ndarray) -> np.ndarray:
