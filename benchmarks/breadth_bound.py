@@ -24,16 +24,19 @@ run from runs.csv. A case whose `bo-modes` hits more than that explores better t
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
-from searcher.bench import select_cases
-from searcher.bench.store import read_runs
-from searcher.bench.table import BREADTH_SHARE, PEERS, YIELD_SHARE
-from searcher.space import Continuous, Space
-from searcher.strategies.bo import FailureModes
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from harvest_rates import schedule_roles  # noqa: E402
+
+from searcher.bench import select_cases  # noqa: E402
+from searcher.bench.store import read_runs  # noqa: E402
+from searcher.bench.table import BREADTH_SHARE, PEERS, YIELD_SHARE  # noqa: E402
 
 DRAWS = 2_000_000  # uniform points per case for the regions' volumes
 _CHUNK = 200_000
@@ -58,10 +61,12 @@ def expected_hits(p: np.ndarray, n: np.ndarray | int) -> np.ndarray:
 def exploring_points(first_failure: float, budget: int) -> int:
     """`bo-modes`'s exploring points in a run of its default schedule whose first failure was point
     `first_failure` (0-based; NaN when none): the Sobol start, every point up to the first failure,
-    and those the schedule explores after it (`FailureModes.explores`)."""
-    schedule = FailureModes(Space([Continuous("x", 0.0, 1.0)]), budget=budget)
-    first = budget if not np.isfinite(first_failure) else int(first_failure)
-    return sum(i < schedule.n_init or i <= first or schedule.explores(i) for i in range(budget))
+    and those the schedule explores after it (`harvest_rates.schedule_roles`, which reads only where
+    the first failure fell)."""
+    failed = np.zeros(budget, bool)
+    if np.isfinite(first_failure):
+        failed[int(first_failure)] = True
+    return int((schedule_roles(failed, budget, {}) != "harvest").sum())
 
 
 def bound(runs: pd.DataFrame, draws: int = DRAWS, under: str = "bo-modes") -> pd.DataFrame:
@@ -76,13 +81,14 @@ def bound(runs: pd.DataFrame, draws: int = DRAWS, under: str = "bo-modes") -> pd
         budget = int(part["budget"].iloc[0])
         means = part.groupby("strategy")[["failures", "breadth", "effective_breadth"]].mean()
         peers = means.loc[means.index.isin(PEERS)]
-        p = volumes(case.regions(), draws)
+        regions = case.regions()
+        p = volumes(regions, draws)
         bar = BREADTH_SHARE * means["breadth"].max()  # the effective regions' bar is lower, and never above the regions found
         hits = expected_hits(p, np.arange(budget + 1))
         n = int(np.argmax(hits >= bar)) if (hits >= bar).any() else None
         most = None if n is None else budget - n + n * p.sum()  # a harvest that never misses, after n uniform points
         need = YIELD_SHARE * peers["failures"].max() if len(peers) else np.nan
-        row = {"case": case.name, "volume": p.sum(), "regions": case.regions().k, "breadth bar": bar,
+        row = {"case": case.name, "volume": p.sum(), "regions": regions.k, "breadth bar": bar,
                "broadest": means["breadth"].idxmax(), "failures bar": need,
                "best peer": peers["failures"].idxmax() if len(peers) else None,
                "uniform points for the breadth bar": n, "failures then, at most": most,

@@ -75,7 +75,7 @@ class CarriedGP(StrategyBase):
         if model != self._fitted_as:
             self._warm, self._fitted_as = None, model
         refit = self._warm is None or len(X) >= (1 + self.refit) * self._fitted_on
-        model, warm = fit(X, y, self._warm, self.iterations if refit else 0)
+        gp, warm = fit(X, y, self._warm, self.iterations if refit else 0)
         if refit:
             self._warm, self._fitted_on = warm, len(X)
-        return model
+        return gp
