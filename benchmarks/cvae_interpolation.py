@@ -6,7 +6,9 @@ code space (`z = prior(u, c)`, before the prior's flow) instead of the searched 
 when both endpoints are far from the classifier's boundary (outside `NEAR_BOUNDARY`); and, for the
 smiling pairs, does it depend on whether the renderer drew a smile (smile > 0.5) at both endpoints,
 one, or neither (a face `smile-cnn` calls smiling without one is called so for another reason).
-Last, the check on *generated* faces, as the paper builds its set (codes drawn from the prior, `u ~
+Then whether the class survives on a line that keeps the endpoints' norm (each point rescaled to
+the norm interpolated between its endpoints': the midpoint of two `N(0, I)` codes is shorter than
+either, nearer the prior's mode, where the average face is). Last, the check on *generated* faces, as the paper builds its set (codes drawn from the prior, `u ~
 N(0, I)`, `--n-generated` per combination of conditions, seed + 13), where `denton.py` starts from
 encoded renders. With `--control`, the same again for a smile classifier with no shortcut to take
 (smile-cnn's recipe with no planted share): whether the misses are smile-cnn's or the generator's.
@@ -49,6 +51,22 @@ def native_scores(gen: denton.FacesCVAE, z: np.ndarray, conditions: list[dict[st
     return denton._smile_scores(model, gen.resize(x * 255.0))
 
 
+def line_points(z: np.ndarray, plan: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
+    """The plan's points `(1 - t) u_i + t u_j`, and the norm interpolated between their endpoints'
+    (`(1 - t) |u_i| + t |u_j|`, a column)."""
+    start, end = z[plan["start"].to_numpy()], z[plan["end"].to_numpy()]
+    t = plan["t"].to_numpy()[:, None]
+    return (1 - t) * start + t * end, (1 - t) * np.linalg.norm(start, axis=1, keepdims=True) + t * np.linalg.norm(end, axis=1, keepdims=True)
+
+
+def norm_kept_scores(gen: denton.FacesCVAE, z: np.ndarray, conditions: list[dict[str, str]], plan: pd.DataFrame, model) -> np.ndarray:
+    """`smile-cnn`'s score on the plan's points rescaled to the norm interpolated between their
+    endpoints', the direction unchanged."""
+    line, norm = line_points(z, plan)
+    codes = line * norm / np.linalg.norm(line, axis=1, keepdims=True)
+    return denton._smile_scores(model, gen.from_latent(codes, conditions=[conditions[i] for i in plan["start"]]).images)
+
+
 def generated_faces(gen: denton.FacesCVAE, per_cell: int, seed: int) -> tuple[np.ndarray, list[dict[str, str]]]:
     """`per_cell` codes drawn from the prior (`u ~ N(0, I)`, seed + 13) for every combination of
     conditions, and each code's conditions."""
@@ -81,6 +99,8 @@ def report(gen: denton.FacesCVAE, ref, z: np.ndarray, conditions: list[dict[str,
     generated = denton.sanity_plan(gen, prior_codes, prior_conditions, prior_scores, args.n_check, args.seed, target=model)
     plan["native"] = native_scores(gen, z, conditions, plan, model)
     generated["native"] = native_scores(gen, prior_codes, prior_conditions, generated, model)
+    plan["norm"] = norm_kept_scores(gen, z, conditions, plan, model)
+    generated["norm"] = norm_kept_scores(gen, prior_codes, prior_conditions, generated, model)
     low, high = NEAR_BOUNDARY
     near = (score > low) & (score < high)
     sure = ~(near[plan["start"]] | near[plan["end"]])
@@ -90,12 +110,13 @@ def report(gen: denton.FacesCVAE, ref, z: np.ndarray, conditions: list[dict[str,
     rows = []
     for name, part in (("all pairs", plan), (f"both endpoints outside {low:g}-{high:g}", plan[sure]),
                        (f"generated faces ({args.n_generated} per combination), as the paper", generated)):
-        u, native = kept(part, "score"), kept(part, "native")
-        rows.append({"pairs": name, "n": len(part), "not smiling kept (u)": u.get(0), "smiling kept (u)": u.get(1),
-                     "all kept (u)": keeps(part, "score").mean(),
-                     "not smiling kept (z)": native.get(0), "smiling kept (z)": native.get(1)})
-    print("Codes interpolated between two codes of the same class, as denton.py draws them (u: the searched,\n"
-          "whitened code) and in the decoder's own code space (z = prior(u, c)):\n")
+        u, native, norm = kept(part, "score"), kept(part, "native"), kept(part, "norm")
+        rows.append({"pairs": name, "n": len(part), "not smiling (u)": u.get(0), "smiling (u)": u.get(1),
+                     "all (u)": keeps(part, "score").mean(), "not smiling (z)": native.get(0), "smiling (z)": native.get(1),
+                     "not smiling (u, norm)": norm.get(0), "smiling (u, norm)": norm.get(1), "all (u, norm)": keeps(part, "norm").mean()})
+    print("The share of codes interpolated between two codes of the same class that keep it: drawn as\n"
+          "denton.py draws them (u: the searched, whitened code), in the decoder's own code space (z = prior(u, c)),\n"
+          "and in u with the endpoints' norm kept (u, norm: the point's direction, the length interpolated):\n")
     print(percent(pd.DataFrame(rows).set_index("pairs")))
     missed = plan[(plan["label"] == 1) & (plan["score"] < 0.5)]
     print(f"\nThe smiling pairs' misses (u): median score {missed['score'].median():.2f} ({len(missed)} points).")
@@ -105,6 +126,13 @@ def report(gen: denton.FacesCVAE, ref, z: np.ndarray, conditions: list[dict[str,
                               "kept (z)": kept(plan[smiling & (drawn == k)], "native").get(1)} for k in (2, 1, 0)]).set_index("renderer smile at")
     print("\nSmiling pairs, by whether the renderer drew a smile (smile > 0.5) at their endpoints:\n")
     print(percent(by_smile))
+    band = pd.cut(plan["t"], [0.0, 0.1, 0.3, 0.5, 0.7, 0.9, 1.0], include_lowest=True)
+    by_t = keeps(plan, "score").groupby([band, plan["label"]], observed=True).mean().unstack()
+    by_t.columns = [("smiling" if c else "not smiling") + " (u)" for c in by_t.columns]
+    line, norm = line_points(z, plan)
+    by_t["norm, of the endpoints'"] = pd.Series(np.linalg.norm(line, axis=1) / norm[:, 0]).groupby(band, observed=True).mean()
+    print("\nBy position t on the line (0 and 1 the endpoints):\n")
+    print(percent(by_t))
     called = score >= 0.5
     on_renders = denton._smile_scores(model, ref.images) >= 0.5
     print(f"\n{called.sum()} of {len(score)} drawn faces are called smiling; their renders had a smile on {smile[called].mean():.1%} "
