@@ -50,7 +50,13 @@ per failure mode instead of one per restart):
    large mode and stray single failures beside it, and counted alone each stray would be harvested
    as a new mode, back into the region filled most. But a lone failure in a region of its own
    beside a large mode is counted the same way and never harvested; with `probe` (off by default)
-   a harvesting point at the midpoint between them settles which it is (`_crowding`).
+   a harvesting point at the midpoint between them settles which it is (`_crowding`). With
+   `anywhere` > 0, that fraction of the harvesting points (by index, as the schedule) is instead a draw from
+   the failing set the model predicts anywhere: uniform candidates, one picked with probability
+   proportional to `p_fail` among those at 0.5 or more (a mode's harvest where none is). Such points
+   fall as random search's failures do, spread over every cause in proportion to its extent, which
+   the modes' counts cannot see when a cause is split into many small modes; they fail as often as
+   the model is right.
 4. **Explore.** Thompson sampling: one joint posterior draw over uniform points and neighbours of
    the highest-loss passes, all farther than `radius` from every failure and every point of the
    batch; its argmax. With a continuous loss this follows the confidence down to a new mode; with
@@ -147,6 +153,9 @@ class FailureModes(CarriedGP):
         probe: settle, with a harvesting point at the midpoint, whether a failure the kernel counts
             against a larger mode beside it shares that mode's region (`_crowding`; off by default:
             docs/search.md has what it gains on the planted cases and costs on faces).
+        anywhere: the fraction of harvesting points drawn from the failing set the model predicts
+            anywhere instead of from a mode (module docstring, 3); off by default (docs/search.md
+            has what it measured).
         unjudged: `(column, low, high)`: points whose coordinate `column` lies strictly between
             `low` and `high` are never judged (their truth sits at the cut), so none is proposed.
         refit: hyperparameters are refitted when the data has grown by this fraction.
@@ -156,8 +165,9 @@ class FailureModes(CarriedGP):
     def __init__(self, space: Space, seed: int = 0, budget: int | None = None, n_init: int = 20, early: float = 0.6,
                  late: float = 0.15, split: float = 0.4, radius: float = 0.2, model: str = "gp", refit: float = 0.1,
                  iterations: int = 30, unjudged: Sequence[float] | None = None, near_best: float = 0.8,
-                 probe: bool = False, inside: str = "earned", likelihood: str = "auto") -> None:
+                 probe: bool = False, inside: str = "earned", likelihood: str = "auto", anywhere: float = 0.0) -> None:
         super().__init__(space, seed, refit, iterations)
+        self.anywhere = check_number("anywhere", anywhere, 0.0, 1.0)
         self.likelihood = check_choice("likelihood", likelihood, LIKELIHOODS)
         self.inside = check_choice("inside", inside, INSIDE)
         self._arms = np.zeros((2, 2))  # rows: steps, inside; columns: harvesting points told, of which failed
@@ -196,6 +206,9 @@ class FailureModes(CarriedGP):
                     while probes and x is None:
                         x = probes.pop(0)
                         x = None if x.tobytes() in seen else x
+                    index = self.history.n_told + i
+                    if x is None and model is not None and math.floor((index + 1) * self.anywhere) > math.floor(index * self.anywhere):
+                        x = self._draw_anywhere(model, seen, rng)
                     if x is None:
                         span = self._span_arm(rng)
                         x, mode = self._harvest(model, (X, loss), failures, modes, counts, span, chosen, seen, rng)
@@ -406,6 +419,17 @@ class FailureModes(CarriedGP):
             if value > best_value:
                 best, best_value, best_mode = C[pick], value, mode
         return best, best_mode
+
+    def _draw_anywhere(self, model: _Model, seen: set[bytes], rng: np.random.Generator) -> np.ndarray | None:
+        """A draw from the model's failing set at large: uniform candidates, one picked with
+        probability proportional to `p_fail` among those at 0.5 or more (None if none is)."""
+        C = self.cube.uniform(rng, 4 * _UNIFORM)
+        C = C[self._judged(C) & np.array([row.tobytes() not in seen for row in C])]
+        p = model.p_fail(C) if len(C) else np.zeros(0)
+        ok = np.flatnonzero(p >= 0.5)
+        if not len(ok):
+            return None
+        return C[rng.choice(ok, p=p[ok] / p[ok].sum())]
 
     def _inside(self, members: np.ndarray, rng: np.random.Generator, n: int) -> np.ndarray:
         """`n` convex combinations of `_SPAN` of the mode's failures each (flat Dirichlet weights), snapped:

@@ -252,7 +252,7 @@ def test_normal_scores_share_ties_and_keep_the_order():
                                             ({"unjudged": (0, 0.6, 0.4)}, "must not be above"), ({"unjudged": (0, 0.2)}, "column, low, high"),
                                             ({"probe": "maybe"}, "The .probe. option of FailureModes must be True or False. Got .maybe."),
                                             ({"inside": True}, "'never', 'always', 'earned'"),
-                                            ({"likelihood": "probit"}, "'gaussian', 'dirichlet'")])
+                                            ({"likelihood": "probit"}, "'gaussian', 'dirichlet'"), ({"anywhere": 2}, "'anywhere'")])
 def test_bad_options_are_named(options, match):
     with pytest.raises(ParameterError, match=match):
         make_strategy("bo-modes", CUBE3, **options)
@@ -382,3 +382,23 @@ def test_the_default_likelihood_classifies_0_1_answers_and_models_graded_ones_on
     forced = make_strategy("bo-modes", CUBE3, seed=0, likelihood="gaussian")
     forced.tell(X, PLANTED.loss(X))
     assert forced._fit(*forced.history.answered())._difference is None
+
+
+
+def test_harvesting_anywhere_draws_from_the_whole_failing_set():
+    """`anywhere`: a harvesting point drawn from the failing set the model predicts, not from a
+    mode. After a run that found both of `PLANTED`'s boxes (8% of the cube, answered 0/1), 200 such
+    draws from its model fail far more often than uniform points (54% against the boxes' 8% of the
+    cube: a classification of 0/1 answers is smoother than a box's edge) and fall in both boxes,
+    each holding a fair share: a draw over the whole failing set, as random search's failures fall."""
+    s = make_strategy("bo-modes", CUBE3, seed=0, budget=120)
+    X = run_on(s, lambda X: PLANTED.loss(X, score=False), 30)
+    assert set(PLANTED.region_of(X)) >= {0, 1}
+    model = s._fit(*s.history.answered())
+    rng = np.random.default_rng(0)
+    region = PLANTED.region_of(np.stack([s._draw_anywhere(model, set(), rng) for _ in range(200)]))
+    assert (region >= 0).mean() > 0.4
+    shares = np.bincount(region[region >= 0], minlength=2) / (region >= 0).sum()
+    assert shares.min() > 0.25, shares
+    assert make_strategy("bo-modes", CUBE3, seed=0, anywhere=0.5).anywhere == 0.5
+
