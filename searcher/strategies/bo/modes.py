@@ -207,7 +207,7 @@ class FailureModes(CarriedGP):
                         x = probes.pop(0)
                         x = None if x.tobytes() in seen else x
                     index = self.history.n_told + i
-                    if x is None and model is not None and math.floor((index + 1) * self.anywhere) > math.floor(index * self.anywhere):
+                    if x is None and model is not None and _on_schedule(index, self.anywhere):
                         x = self._draw_anywhere(model, seen, rng)
                     if x is None:
                         span = self._span_arm(rng)
@@ -248,8 +248,7 @@ class FailureModes(CarriedGP):
 
     def explores(self, index: int) -> bool:
         """Whether the point with this index (0-based, over the whole campaign) explores."""
-        rate = self.early if index < self.split * self.budget else self.late
-        return math.floor((index + 1) * rate) > math.floor(index * rate)
+        return _on_schedule(index, self.early if index < self.split * self.budget else self.late)
 
     # ------------------------------------------------------------------ the model
 
@@ -398,7 +397,7 @@ class FailureModes(CarriedGP):
             else:
                 centres = members[rng.choice(len(members), min(_CENTRES, len(members)), replace=False)]
                 C = around(self.cube, centres, rng, _PER_CENTRE)
-            candidates.append(C[self._judged(C) & np.array([row.tobytes() not in seen for row in C])])
+            candidates.append(C[self._proposable(C, seen)])
         sizes = [len(C) for C in candidates]
         if model is not None and sum(sizes):  # every mode's candidates in one posterior
             scored = np.split(model.scores(np.concatenate(candidates))[0], np.cumsum(sizes)[:-1])
@@ -424,7 +423,7 @@ class FailureModes(CarriedGP):
         """A draw from the model's failing set at large: uniform candidates, one picked with
         probability proportional to `p_fail` among those at 0.5 or more (None if none is)."""
         C = self.cube.uniform(rng, 4 * _UNIFORM)
-        C = C[self._judged(C) & np.array([row.tobytes() not in seen for row in C])]
+        C = C[self._proposable(C, seen)]
         p = model.p_fail(C) if len(C) else np.zeros(0)
         ok = np.flatnonzero(p >= 0.5)
         if not len(ok):
@@ -445,6 +444,10 @@ class FailureModes(CarriedGP):
         column, low, high = self.unjudged
         return ~((C[:, column] > low) & (C[:, column] < high))
 
+    def _proposable(self, C: np.ndarray, seen: set[bytes]) -> np.ndarray:
+        """Per row of `C`, whether it may be proposed: judged by the target and not asked before."""
+        return self._judged(C) & np.array([row.tobytes() not in seen for row in C], bool)
+
     def _empirical_yield(self, members: np.ndarray, X: np.ndarray, loss: np.ndarray) -> float:
         """The model-free ablation's yield of a mode: (failures + 1) / (points near it + 2), of the told `X`."""
         near = self._nearest(X, members) < self.radius
@@ -461,7 +464,7 @@ class FailureModes(CarriedGP):
         top = X[far][np.argsort(-loss[far], kind="stable")[:_TOP_PASSES]]
         C = np.concatenate([self.cube.uniform(rng, _UNIFORM), around(self.cube, top, rng, _PER_CENTRE, (0.1, 0.05))]) if len(top) \
             else self.cube.uniform(rng, _UNIFORM)
-        C = C[self._judged(C) & (self._nearest(C, avoid) >= self.radius) & np.array([row.tobytes() not in seen for row in C])]
+        C = C[self._proposable(C, seen) & (self._nearest(C, avoid) >= self.radius)]
         if not len(C):
             return self._next_sobol(1)[0]
         graded = passes.any() and np.ptp(loss[passes]) > 0  # passes that differ: a loss with slopes (module docstring)
@@ -488,6 +491,12 @@ class ModelFreeFailureModes(FailureModes):
                  late: float = 0.15, split: float = 0.4, radius: float = 0.2, unjudged: Sequence[float] | None = None,
                  inside: str = "earned") -> None:
         super().__init__(space, seed, budget, n_init, early, late, split, radius, model="constant", unjudged=unjudged, inside=inside)
+
+
+def _on_schedule(index: int, rate: float) -> bool:
+    """Whether the point with this index (0-based) is one of a fraction `rate` of the points, spread
+    evenly by index: exact over any stretch, and stateless."""
+    return math.floor((index + 1) * rate) > math.floor(index * rate)
 
 
 def _spanned(span: bool, size: int) -> bool:

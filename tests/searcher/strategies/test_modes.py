@@ -384,7 +384,6 @@ def test_the_default_likelihood_classifies_0_1_answers_and_models_graded_ones_on
     assert forced._fit(*forced.history.answered())._difference is None
 
 
-
 def test_harvesting_anywhere_draws_from_the_whole_failing_set():
     """`anywhere`: a harvesting point drawn from the failing set the model predicts, not from a
     mode. After a run that found both of `PLANTED`'s boxes (8% of the cube, answered 0/1), 200 such
@@ -401,4 +400,3 @@ def test_harvesting_anywhere_draws_from_the_whole_failing_set():
     shares = np.bincount(region[region >= 0], minlength=2) / (region >= 0).sum()
     assert shares.min() > 0.25, shares
     assert make_strategy("bo-modes", CUBE3, seed=0, anywhere=0.5).anywhere == 0.5
-
