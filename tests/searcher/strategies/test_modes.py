@@ -15,6 +15,7 @@ from searcher.errors import ParameterError
 from searcher.objective import FAILURE
 from searcher.space import Categorical, Continuous, Space
 from searcher.strategies import Strategy, make_strategy
+from searcher.strategies.bo import modes
 from searcher.strategies.bo.gp import dirichlet_targets, normal_scores
 from searcher.testing.planted import PlantedRegions
 
@@ -384,19 +385,26 @@ def test_the_default_likelihood_classifies_0_1_answers_and_models_graded_ones_on
     assert forced._fit(*forced.history.answered())._difference is None
 
 
-def test_harvesting_anywhere_draws_from_the_whole_failing_set():
-    """`anywhere`: a harvesting point drawn from the failing set the model predicts, not from a
+def test_harvesting_anywhere_draws_from_the_whole_failing_set(monkeypatch):
+    """`anywhere`: a harvesting point drawn from the failing set the model is sure of, not from a
     mode. After a run that found both of `PLANTED`'s boxes (8% of the cube, answered 0/1), 200 such
-    draws from its model fail far more often than uniform points (54% against the boxes' 8% of the
-    cube: a classification of 0/1 answers is smoother than a box's edge) and fall in both boxes,
-    each holding a fair share: a draw over the whole failing set, as random search's failures fall."""
+    draws from its model fail 73% of the time and fall in both boxes, each holding a fair share: a
+    draw over the whole failing set, as random search's failures fall. Drawn from all the model
+    predicts failing (`p_fail` >= 0.5), they fail less often (54%): a classification of 0/1 answers
+    is smoother than a box's edge."""
     s = make_strategy("bo-modes", CUBE3, seed=0, budget=120)
     X = run_on(s, lambda X: PLANTED.loss(X, score=False), 30)
     assert set(PLANTED.region_of(X)) >= {0, 1}
     model = s._fit(*s.history.answered())
-    rng = np.random.default_rng(0)
-    region = PLANTED.region_of(np.stack([s._draw_anywhere(model, set(), rng) for _ in range(200)]))
-    assert (region >= 0).mean() > 0.4
+
+    def draws() -> np.ndarray:
+        rng = np.random.default_rng(0)
+        return PLANTED.region_of(np.stack([s._draw_anywhere(model, set(), rng) for _ in range(200)]))
+
+    region = draws()
+    assert (region >= 0).mean() > 0.65
     shares = np.bincount(region[region >= 0], minlength=2) / (region >= 0).sum()
     assert shares.min() > 0.25, shares
+    monkeypatch.setattr(modes, "_SURE_ANYWHERE", 0.5)
+    assert (draws() >= 0).mean() < (region >= 0).mean() - 0.1
     assert make_strategy("bo-modes", CUBE3, seed=0, anywhere=0.5).anywhere == 0.5
