@@ -59,7 +59,10 @@ per failure mode instead of one per restart):
    counts cannot see when a cause is split into many small modes (faces), but not evenly over
    regions of unequal extent, as the modes' harvest is (the planted cases). Drawn only where the
    model is sure, they fail nearly as often as the harvest; from all it predicts failing
-   (`p_fail` >= 0.5) they fall on the smooth edges of sharp regions half the time.
+   (`p_fail` >= 0.5) they fall on the smooth edges of sharp regions half the time. With
+   `anywhere_rule="earned"` a point the schedule gives them is drawn so only when a draw of their
+   hit rate so far comes within `_ANYWHERE_PREMIUM` of a draw of the modes' harvest's (both from
+   their Beta posteriors, as `inside` is earned), and is a mode's harvesting point otherwise.
 4. **Explore.** Thompson sampling: one joint posterior draw over uniform points and neighbours of
    the highest-loss passes, all farther than `radius` from every failure and every point of the
    batch; its argmax. With a continuous loss this follows the confidence down to a new mode; with
@@ -116,7 +119,9 @@ __all__ = ["FailureModes", "ModelFreeFailureModes"]
 MODELS = ("gp", "constant")
 LIKELIHOODS = ("auto", "gaussian", "dirichlet")
 INSIDE = ("never", "always", "earned")
+ANYWHERE_RULES = ("always", "earned")
 _PREMIUM = 0.1  # by how much a draw of the span's hit rate must beat the steps' for `inside="earned"` to harvest inside
+_ANYWHERE_PREMIUM = 0.05  # how far below a draw of the modes' hit rate the anywhere draws' may fall (`anywhere_rule="earned"`)
 _HORIZON = 400  # the budget assumed when none is given
 _NEIGHBOURS = 6  # failures each failure may join (the nearest)
 _REACH = 0.35  # ... if within this normalised distance
@@ -129,6 +134,7 @@ _EVENNESS = 3.0
 _NEAR = 0.5  # kernel correlation above which a failure counts against harvesting a mode (the first value tried)
 _GAP = 0.15  # a told point within this fraction of |f - g| of their midpoint settles whether f and g share a region
 _SEGMENT = np.array([0.25, 0.5, 0.75])
+_ANYWHERE_ARM = 2  # the anywhere draws' row of the harvest's record
 _SPAN = 3  # failures of a mode each harvesting candidate (with `inside`) is a convex combination of
 _SURE_ANYWHERE = 0.95  # the `p_fail` an `anywhere` draw must have (at 0.5 and 0.8 the planted cases lost 8% and 3.5% of their failures)
 
@@ -160,6 +166,9 @@ class FailureModes(CarriedGP):
         anywhere: the fraction of harvesting points drawn from the failing set the model is sure
             of anywhere instead of from a mode (module docstring, 3); off by default
             (docs/search.md has what it measured on the whole suite).
+        anywhere_rule: "always" (the default) draws every point the `anywhere` schedule picks from
+            the failing set at large; "earned" only while those draws fail about as often as the
+            modes' harvest (module docstring, 3).
         unjudged: `(column, low, high)`: points whose coordinate `column` lies strictly between
             `low` and `high` are never judged (their truth sits at the cut), so none is proposed.
         refit: hyperparameters are refitted when the data has grown by this fraction.
@@ -169,12 +178,14 @@ class FailureModes(CarriedGP):
     def __init__(self, space: Space, seed: int = 0, budget: int | None = None, n_init: int = 20, early: float = 0.6,
                  late: float = 0.15, split: float = 0.4, radius: float = 0.2, model: str = "gp", refit: float = 0.1,
                  iterations: int = 30, unjudged: Sequence[float] | None = None, near_best: float = 0.8,
-                 probe: bool = False, inside: str = "earned", likelihood: str = "auto", anywhere: float = 0.0) -> None:
+                 probe: bool = False, inside: str = "earned", likelihood: str = "auto", anywhere: float = 0.0,
+                 anywhere_rule: str = "always") -> None:
         super().__init__(space, seed, refit, iterations)
         self.anywhere = check_number("anywhere", anywhere, 0.0, 1.0)
+        self.anywhere_rule = check_choice("anywhere_rule", anywhere_rule, ANYWHERE_RULES)
         self.likelihood = check_choice("likelihood", likelihood, LIKELIHOODS)
         self.inside = check_choice("inside", inside, INSIDE)
-        self._arms = np.zeros((2, 2))  # rows: steps, inside; columns: harvesting points told, of which failed
+        self._arms = np.zeros((3, 2))  # rows: steps, inside, anywhere; columns: harvesting points told, of which failed
         self._pending: dict[bytes, int] = {}  # harvesting points asked and not yet told: their arm
         self.probe = check_flag("probe", probe, owner="FailureModes")
         self.near_best = check_number("near_best", near_best, 0.0, 1.0, open_low=True)
@@ -211,8 +222,10 @@ class FailureModes(CarriedGP):
                         x = probes.pop(0)
                         x = None if x.tobytes() in seen else x
                     index = self.history.n_told + i
-                    if x is None and model is not None and _on_schedule(index, self.anywhere):
+                    if x is None and model is not None and _on_schedule(index, self.anywhere) and self._anywhere_arm(rng):
                         x = self._draw_anywhere(model, seen, rng)
+                        if x is not None:
+                            self._pending[x.tobytes()] = _ANYWHERE_ARM
                     if x is None:
                         span = self._span_arm(rng)
                         x, mode = self._harvest(model, (X, loss), failures, modes, counts, span, chosen, seen, rng)
@@ -241,14 +254,24 @@ class FailureModes(CarriedGP):
     def restore(self, state: dict[str, Any]) -> None:
         """Sets what `state()` saved."""
         super().restore(state)
-        self._arms = np.array(state.get("arms", np.zeros((2, 2))), float)
+        arms = np.array(state.get("arms", np.zeros((0, 2))), float).reshape(-1, 2)
+        self._arms = np.vstack([arms, np.zeros((3 - len(arms), 2))])  # a state saved before the anywhere arm has two rows
 
     def _span_arm(self, rng: np.random.Generator) -> bool:
         """Whether this harvesting point is drawn inside the modes' spans (the module docstring, 3)."""
         if self.inside != "earned":
             return self.inside == "always"
-        steps, span = (rng.beta(1 + hits, 1 + told - hits) for told, hits in self._arms)
+        steps, span = (_draw_rate(arm, rng) for arm in self._arms[:2])
         return bool(span > steps + _PREMIUM)
+
+    def _anywhere_arm(self, rng: np.random.Generator) -> bool:
+        """Whether a point the `anywhere` schedule picks is drawn from the failing set at large (module
+        docstring, 3): always, or (`"earned"`) when a draw of those draws' hit rate comes within
+        `_ANYWHERE_PREMIUM` of a draw of the modes' harvest's."""
+        if self.anywhere_rule == "always":
+            return True
+        harvest = _draw_rate(self._arms[:2].sum(0), rng)
+        return bool(_draw_rate(self._arms[_ANYWHERE_ARM], rng) > harvest - _ANYWHERE_PREMIUM)
 
     def explores(self, index: int) -> bool:
         """Whether the point with this index (0-based, over the whole campaign) explores."""
@@ -495,6 +518,12 @@ class ModelFreeFailureModes(FailureModes):
                  late: float = 0.15, split: float = 0.4, radius: float = 0.2, unjudged: Sequence[float] | None = None,
                  inside: str = "earned") -> None:
         super().__init__(space, seed, budget, n_init, early, late, split, radius, model="constant", unjudged=unjudged, inside=inside)
+
+
+def _draw_rate(arm: np.ndarray, rng: np.random.Generator) -> float:
+    """A draw of an arm's hit rate from its Beta posterior (uniform prior); `arm` is (told, failed)."""
+    told, hits = arm
+    return float(rng.beta(1 + hits, 1 + told - hits))
 
 
 def _on_schedule(index: int, rate: float) -> bool:

@@ -143,6 +143,33 @@ def test_the_harvests_record_per_arm_is_told_and_restored():
     np.testing.assert_array_equal(s._arms, before)
 
 
+def test_the_anywhere_draws_are_made_only_where_they_have_hit_about_as_often_as_the_modes():
+    """`anywhere_rule="earned"`: with the anywhere draws failing 36 times in 40 and the modes'
+    harvest 60 in 80, they are drawn nearly always; at 20 in 40 against 76 in 80 (a model sure of
+    failing sets smoother than the regions' edges), seldom. "always" draws them whatever the record."""
+    s = make_strategy("bo-modes", CUBE3, seed=0, anywhere=0.5, anywhere_rule="earned")
+    rng = np.random.default_rng(0)
+    s._arms = np.array([[40.0, 30.0], [40.0, 30.0], [40.0, 36.0]])
+    assert np.mean([s._anywhere_arm(rng) for _ in range(500)]) > 0.95
+    s._arms = np.array([[40.0, 38.0], [40.0, 38.0], [40.0, 20.0]])
+    assert np.mean([s._anywhere_arm(rng) for _ in range(500)]) < 0.05
+    assert make_strategy("bo-modes", CUBE3, seed=0, anywhere=0.5)._anywhere_arm(rng)
+
+
+def test_the_anywhere_draws_are_counted_on_their_own_record():
+    """Each anywhere draw answered is counted on the third row of the harvest's record, beside the
+    modes' steps and spans; a state saved before that row existed (two rows) restores with it empty."""
+    s = make_strategy("bo-modes", CUBE3, seed=0, budget=120, anywhere=0.5)
+    X = run_on(s, lambda X: PLANTED.loss(X, score=False), 30)
+    failed = PLANTED.region_of(X) >= 0
+    assert s._arms[2, 0] > 10 and s._arms[:, 0].sum() == harvesting(s, failed).sum()
+    assert s._arms[:, 1].sum() == failed[harvesting(s, failed)].sum()
+    old = {**s.state(), "arms": s._arms[:2].tolist()}
+    again = make_strategy("bo-modes", CUBE3, seed=0, budget=120, anywhere=0.5)
+    again.restore(old)
+    np.testing.assert_array_equal(again._arms, np.vstack([s._arms[:2], np.zeros((1, 2))]))
+
+
 def test_harvesting_candidates_lie_in_the_span_of_the_modes_failures():
     """Convex combinations of three of a mode's failures: inside their bounding box, at their
     category's level, and more than three distinct failures mixed."""
@@ -253,7 +280,8 @@ def test_normal_scores_share_ties_and_keep_the_order():
                                             ({"unjudged": (0, 0.6, 0.4)}, "must not be above"), ({"unjudged": (0, 0.2)}, "column, low, high"),
                                             ({"probe": "maybe"}, "The .probe. option of FailureModes must be True or False. Got .maybe."),
                                             ({"inside": True}, "'never', 'always', 'earned'"),
-                                            ({"likelihood": "probit"}, "'gaussian', 'dirichlet'"), ({"anywhere": 2}, "'anywhere'")])
+                                            ({"likelihood": "probit"}, "'gaussian', 'dirichlet'"), ({"anywhere": 2}, "'anywhere'"),
+                                            ({"anywhere_rule": "sometimes"}, "'always', 'earned'")])
 def test_bad_options_are_named(options, match):
     with pytest.raises(ParameterError, match=match):
         make_strategy("bo-modes", CUBE3, **options)
