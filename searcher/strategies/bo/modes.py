@@ -215,13 +215,12 @@ class FailureModes(CarriedGP):
             seen = {row.tobytes() for row in X}
             chosen: list[np.ndarray] = []
             self._pending = {}
-            for i in range(n):
+            for index in range(self.history.n_told, self.history.n_told + n):
                 x, mode = None, None
-                if len(counts) and not self.explores(self.history.n_told + i):
+                if len(counts) and not self.explores(index):
                     while probes and x is None:
                         x = probes.pop(0)
                         x = None if x.tobytes() in seen else x
-                    index = self.history.n_told + i
                     if x is None and model is not None and _on_schedule(index, self.anywhere) and self._anywhere_arm(rng):
                         x = self._draw_anywhere(model, seen, rng)
                         if x is not None:

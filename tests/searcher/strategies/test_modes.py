@@ -162,8 +162,9 @@ def test_the_anywhere_draws_are_counted_on_their_own_record():
     s = make_strategy("bo-modes", CUBE3, seed=0, budget=120, anywhere=0.5)
     X = run_on(s, lambda X: PLANTED.loss(X, score=False), 30)
     failed = PLANTED.region_of(X) >= 0
-    assert s._arms[2, 0] > 10 and s._arms[:, 0].sum() == harvesting(s, failed).sum()
-    assert s._arms[:, 1].sum() == failed[harvesting(s, failed)].sum()
+    harvested = harvesting(s, failed)
+    assert s._arms[2, 0] > 10 and s._arms[:, 0].sum() == harvested.sum()
+    assert s._arms[:, 1].sum() == failed[harvested].sum()
     old = {**s.state(), "arms": s._arms[:2].tolist()}
     again = make_strategy("bo-modes", CUBE3, seed=0, budget=120, anywhere=0.5)
     again.restore(old)
