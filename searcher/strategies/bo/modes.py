@@ -51,7 +51,7 @@ per failure mode instead of one per restart):
    as a new mode, back into the region filled most. But a lone failure in a region of its own
    beside a large mode is counted the same way and never harvested; with `probe` (off by default)
    a harvesting point at the midpoint between them settles which it is (`_crowding`). With
-   `anywhere` > 0 (off by default), that fraction of the harvesting points (by index, as the
+   `anywhere` > 0 (0.5 by default), that fraction of the harvesting points (by index, as the
    schedule) is instead a draw from the failing set the model is sure of anywhere: uniform
    candidates, one picked with probability proportional to `p_fail` among those at
    `_SURE_ANYWHERE` (0.95) or more (a mode's harvest where none is). Such points fall as random
@@ -60,9 +60,11 @@ per failure mode instead of one per restart):
    regions of unequal extent, as the modes' harvest is (the planted cases). Drawn only where the
    model is sure, they fail nearly as often as the harvest; from all it predicts failing
    (`p_fail` >= 0.5) they fall on the smooth edges of sharp regions half the time. With
-   `anywhere_rule="earned"` a point the schedule gives them is drawn so only when a draw of their
-   hit rate so far comes within `_ANYWHERE_PREMIUM` of a draw of the modes' harvest's (both from
-   their Beta posteriors, as `inside` is earned), and is a mode's harvesting point otherwise.
+   `anywhere_rule="earned"` (the default) a point the schedule gives them is drawn so only when a
+   draw of their hit rate so far comes within `_ANYWHERE_PREMIUM` of a draw of the modes'
+   harvest's (both from their Beta posteriors, as `inside` is earned), and is a mode's harvesting
+   point otherwise: where such draws fail less often than the modes' harvest they are given up,
+   where as often or more, kept (docs/search.md has both rates, case by case).
 4. **Explore.** Thompson sampling: one joint posterior draw over uniform points and neighbours of
    the highest-loss passes, all farther than `radius` from every failure and every point of the
    batch; its argmax. With a continuous loss this follows the confidence down to a new mode; with
@@ -164,11 +166,11 @@ class FailureModes(CarriedGP):
             against a larger mode beside it shares that mode's region (`_crowding`; off by default:
             docs/search.md has what it gains on the planted cases and costs on faces).
         anywhere: the fraction of harvesting points drawn from the failing set the model is sure
-            of anywhere instead of from a mode (module docstring, 3); off by default
-            (docs/search.md has what it measured on the whole suite).
-        anywhere_rule: "always" (the default) draws every point the `anywhere` schedule picks from
-            the failing set at large; "earned" only while those draws fail about as often as the
-            modes' harvest (module docstring, 3).
+            of anywhere instead of from a mode (module docstring, 3); 0 turns them off
+            (docs/search.md has what each setting measured on the whole suite).
+        anywhere_rule: "earned" (the default) draws a point the `anywhere` schedule picks from the
+            failing set at large only while those draws fail about as often as the modes'
+            harvest; "always" draws every one (module docstring, 3).
         unjudged: `(column, low, high)`: points whose coordinate `column` lies strictly between
             `low` and `high` are never judged (their truth sits at the cut), so none is proposed.
         refit: hyperparameters are refitted when the data has grown by this fraction.
@@ -178,8 +180,8 @@ class FailureModes(CarriedGP):
     def __init__(self, space: Space, seed: int = 0, budget: int | None = None, n_init: int = 20, early: float = 0.6,
                  late: float = 0.15, split: float = 0.4, radius: float = 0.2, model: str = "gp", refit: float = 0.1,
                  iterations: int = 30, unjudged: Sequence[float] | None = None, near_best: float = 0.8,
-                 probe: bool = False, inside: str = "earned", likelihood: str = "auto", anywhere: float = 0.0,
-                 anywhere_rule: str = "always") -> None:
+                 probe: bool = False, inside: str = "earned", likelihood: str = "auto", anywhere: float = 0.5,
+                 anywhere_rule: str = "earned") -> None:
         super().__init__(space, seed, refit, iterations)
         self.anywhere = check_number("anywhere", anywhere, 0.0, 1.0)
         self.anywhere_rule = check_choice("anywhere_rule", anywhere_rule, ANYWHERE_RULES)
