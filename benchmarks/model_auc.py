@@ -4,6 +4,7 @@ it on held-out trials (AUC), beside the ablation that shows its use changes what
     python benchmarks/model_auc.py --planted planted --seeds 3      # every planted case of the suite
     python benchmarks/model_auc.py runs/bench                       # every face case under a suite's --out
     python benchmarks/model_auc.py runs/bench --cases faces-dlib-hog --folds 5
+    python benchmarks/model_auc.py runs/bench --held-out bo-modes             # the searches' next points only
     python benchmarks/model_auc.py --planted planted-d6-k5 --seeds 2 --likelihood gaussian   # the copula on 0/1 answers too
 
 The model is the one `bo-modes` searches with (`FailureModes._fit`: its GP on the losses' normal
@@ -112,19 +113,20 @@ def planted_rows(cases: str, seeds: list[int], budget: int = FIT + NEXT, likelih
     return rows
 
 
-def campaign_rows(root: Path, cases: list[str] | None, folds: int, likelihood: str = "auto") -> list[dict]:
+def campaign_rows(root: Path, cases: list[str] | None, folds: int, likelihood: str = "auto",
+                  strategies: tuple[str, ...] = ("random", "bo-modes")) -> list[dict]:
     rows = []
-    runs = sorted(r for r in root.glob("*/runs/*-s*") if r.name.rsplit("-s", 1)[0] in ("random", "bo-modes"))
+    runs = sorted(r for r in root.glob("*/runs/*-s*") if r.name.rsplit("-s", 1)[0] in strategies)
     runs = [r for r in runs if cases is None or r.parent.parent.name in cases]
     if not runs:
         raise SystemExit(f"No random or bo-modes campaign under {root} (expected {root}/CASE/runs/STRATEGY-sSEED).")
-    strategies: dict[str, FailureModes] = {}  # one set-up per case (generator and target built once): the fit draws no seed
+    set_ups: dict[str, FailureModes] = {}  # one set-up per case (generator and target built once): the fit draws no seed
     for run in tqdm(runs, desc="campaigns"):
         case, name = run.parent.parent.name, run.name.rsplit("-s", 1)[0]
-        if case not in strategies:
+        if case not in set_ups:
             config = dataclasses.replace(CampaignConfig.from_dir(run), strategy="bo-modes", strategy_options={"likelihood": likelihood})
-            strategies[case] = set_up(config).strategy
-        strategy = strategies[case]
+            set_ups[case] = set_up(config).strategy
+        strategy = set_ups[case]
         result = load_campaign(run)
         seed = int(result.config["seed"])
         trials = result.trials[result.trials["source"] != "audit"].sort_values(["step", "idx"])
@@ -176,6 +178,8 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--seeds", default="3", help="with --planted: a count or a comma-separated list (default: 3)")
     ap.add_argument("--cases", help="with a folder: comma-separated case names (default: every one under it)")
     ap.add_argument("--folds", type=int, default=5, help="with a folder: folds over each random run's trials (default: 5)")
+    ap.add_argument("--held-out", default="random,bo-modes",
+                    help="with a folder: the random runs' folds, the bo-modes runs' next 100, or both (default: random,bo-modes)")
     ap.add_argument("--likelihood", choices=LIKELIHOODS, default="auto", help="bo-modes's model (default: auto, as the search)")
     ap.add_argument("--csv", type=Path, help="also write one row per fit here")
     args = ap.parse_args(argv)
@@ -183,8 +187,11 @@ def main(argv: list[str] | None = None) -> None:
         ap.error("give a folder of campaigns or --planted CASES, one of the two")
     if args.folds < 2:
         ap.error(f"--folds must be at least 2, got {args.folds}")
+    held_out = tuple(args.held_out.split(","))
+    if not held_out or set(held_out) - {"random", "bo-modes"}:
+        ap.error(f"--held-out takes random, bo-modes or both (comma-separated), got {args.held_out!r}")
     rows = planted_rows(args.planted, seed_list(args.seeds), likelihood=args.likelihood) if args.planted else \
-        campaign_rows(args.root, args.cases.split(",") if args.cases else None, args.folds, args.likelihood)
+        campaign_rows(args.root, args.cases.split(",") if args.cases else None, args.folds, args.likelihood, held_out)
     df = pd.DataFrame(rows)
     if args.csv:
         df.to_csv(args.csv, index=False)
