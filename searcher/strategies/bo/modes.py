@@ -44,8 +44,9 @@ per failure mode instead of one per restart):
    `p_fail` ranks by variance alone), the candidate nearest the mode's failures: such a model
    is flat, and the peak of its mean lies wherever the passes around pull it. The mode harvested
    is the one with the largest `p_fail / (1 + failures near it)^3` (compared as logarithms, which
-   do not underflow): the modes found late are filled first, so the failures end up spread over the
-   modes (effective breadth). A failure is near a mode when the kernel correlates it above one half
+   do not underflow; scored from the least crowded modes up, and no further once `p_fail` <= 1
+   leaves the more crowded ones no chance): the modes found late are filled first, so the
+   failures end up spread over the modes (effective breadth). A failure is near a mode when the kernel correlates it above one half
    with one of the mode's members: where the model is unsure at a region's edge, the graph leaves a
    large mode and stray single failures beside it, and counted alone each stray would be harvested
    as a new mode, back into the region filled most. But a lone failure in a region of its own
@@ -426,25 +427,29 @@ class FailureModes(CarriedGP):
                 centres = members[rng.choice(len(members), min(_CENTRES, len(members)), replace=False)]
                 C = around(self.cube, centres, rng, _PER_CENTRE)
             candidates.append(C[self._proposable(C, seen)])
-        sizes = [len(C) for C in candidates]
-        if model is not None and sum(sizes):  # every mode's candidates in one posterior
-            scored = np.split(model.scores(np.concatenate(candidates))[0], np.cumsum(sizes)[:-1])
-        for mode, (members, C) in enumerate(zip(members_of, candidates)):
-            if not len(C):
-                continue
-            if model is None:
-                pick, log_yield = 0, math.log(self._empirical_yield(members, *told))
-            else:
-                log_p = scored[mode]
+        if model is None:
+            for mode, (members, C) in enumerate(zip(members_of, candidates)):
+                if len(C):
+                    value = math.log(self._empirical_yield(members, *told)) - _EVENNESS * math.log1p(counts[mode])
+                    if value > best_value:
+                        best, best_value, best_mode = C[0], value, mode
+            return best, best_mode
+        for level in np.unique(counts[[len(C) > 0 for C in candidates]]):
+            if -_EVENNESS * math.log1p(level) < best_value:
+                break  # log p_fail <= 0: no mode this crowded or more can beat the best (nor tie it)
+            group = [mode for mode, C in enumerate(candidates) if counts[mode] == level and len(C)]
+            scored = np.split(model.scores(np.concatenate([candidates[m] for m in group]))[0],
+                              np.cumsum([len(candidates[m]) for m in group])[:-1])  # the level's candidates in one posterior
+            for mode, log_p in zip(group, scored):
+                C = candidates[mode]
                 if log_p.max() >= math.log(_SURE):
                     good = np.flatnonzero(log_p >= math.log(self.near_best) + log_p.max())
                     pick = good[np.argmax(self._nearest(C[good], spread_from))]
                 else:
-                    pick = int(np.argmin(self._nearest(C, members)))  # the model does not believe the mode
-                log_yield = log_p[pick]
-            value = log_yield - _EVENNESS * math.log1p(counts[mode])  # yield / (1 + failures)^3, as logarithms
-            if value > best_value:
-                best, best_value, best_mode = C[pick], value, mode
+                    pick = int(np.argmin(self._nearest(C, members_of[mode])))  # the model does not believe the mode
+                value = log_p[pick] - _EVENNESS * math.log1p(counts[mode])  # yield / (1 + failures)^3, as logarithms
+                if value > best_value or (best_mode is not None and value == best_value and mode < best_mode):  # as in index order
+                    best, best_value, best_mode = C[pick], value, mode
         return best, best_mode
 
     def _draw_anywhere(self, model: _Model, seen: set[bytes], rng: np.random.Generator) -> np.ndarray | None:

@@ -144,6 +144,32 @@ def test_the_harvests_record_per_arm_is_told_and_restored():
     np.testing.assert_array_equal(s._arms, before)
 
 
+def test_the_harvest_scores_only_the_modes_that_can_win(monkeypatch):
+    """The harvest scores the modes from the least crowded up and stops where `(1 + failures
+    near)^-3` leaves the more crowded ones no chance (`p_fail` <= 1): the pick of scoring every mode
+    by the module's rule, from a fraction of the posteriors."""
+    s = make_strategy("bo-modes", CUBE3, seed=0, budget=120, anywhere=0.0)
+    run_on(s, lambda X: PLANTED.loss(X, score=True), 30)
+    X, loss = s.history.answered()
+    model = s._fit(X, loss)
+    failures = X[loss >= FAILURE]
+    labels = np.arange(len(failures)) % 4  # four modes; the second's pick fails likelier than the first's,
+    counts = np.array([0.0, 0.03, 2.0, 9.0])  # and it is barely more crowded: it wins, the last two are never scored
+    recorded, scored = [], []
+    proposable, scores = s._proposable, model.scores
+    monkeypatch.setattr(s, "_proposable", lambda C, seen: recorded.append(C[proposable(C, seen)]) or proposable(C, seen))
+    monkeypatch.setattr(model, "scores", lambda C: scored.append(len(C)) or scores(C))
+    x, mode = s._harvest(model, (X, loss), failures, labels, counts, False, [], {r.tobytes() for r in X}, np.random.default_rng(0))
+    values = []
+    for m, C in enumerate(recorded):  # every mode scored, by the module's rule
+        log_p = scores(C)[0]
+        good = np.flatnonzero(log_p >= np.log(s.near_best) + log_p.max())
+        pick = good[np.argmax(s._nearest(C[good], failures))] if log_p.max() >= np.log(0.5) else int(np.argmin(s._nearest(C, failures[labels == m])))
+        values.append(log_p[pick] - 3.0 * np.log1p(counts[m]))
+    assert mode == int(np.argmax(values)) == 1 and x.tobytes() in {c.tobytes() for c in recorded[mode]}
+    assert sum(scored) == len(recorded[0]) + len(recorded[1]), scored  # the two least crowded modes only
+
+
 def test_the_anywhere_draws_are_made_only_where_they_have_hit_about_as_often_as_the_modes():
     """`anywhere_rule="earned"`: with the anywhere draws failing 36 times in 40 and the modes'
     harvest 60 in 80, they are drawn nearly always; at 20 in 40 against 76 in 80 (a model sure of
