@@ -45,27 +45,27 @@ per failure mode instead of one per restart):
    is flat, and the peak of its mean lies wherever the passes around pull it. The mode harvested
    is the one with the largest `p_fail / (1 + failures near it)^3` (compared as logarithms, which
    do not underflow; scored from the least crowded modes up, and no further once `p_fail` <= 1
-   leaves the more crowded ones no chance): the modes found late are filled first, so the
-   failures end up spread over the modes (effective breadth). A failure is near a mode when the kernel correlates it above one half
-   with one of the mode's members: where the model is unsure at a region's edge, the graph leaves a
-   large mode and stray single failures beside it, and counted alone each stray would be harvested
-   as a new mode, back into the region filled most. But a lone failure in a region of its own
-   beside a large mode is counted the same way and never harvested; with `probe` (off by default)
-   a harvesting point at the midpoint between them settles which it is (`_crowding`). With
-   `anywhere` > 0 (0.5 by default), that fraction of the harvesting points (by index, as the
-   schedule) is instead a draw from the failing set the model is sure of anywhere: uniform
-   candidates, one picked with probability proportional to `p_fail` among those at
-   `_SURE_ANYWHERE` (0.95) or more (a mode's harvest where none is). Such points fall as random
+   leaves the more crowded ones no chance): the modes found late are filled first, so the failures
+   end up spread over the modes (effective breadth). A failure is near a mode when the kernel
+   correlates it above one half with one of the mode's members: where the model is unsure at a
+   region's edge, the graph leaves a large mode and stray single failures beside it, and counted
+   alone each stray would be harvested as a new mode, back into the region filled most. But a lone
+   failure in a region of its own beside a large mode is counted the same way and never harvested;
+   with `probe` (off by default) a harvesting point at the midpoint between them settles which it
+   is (`_crowding`). With `anywhere` > 0 (0.5 by default), that fraction of the harvesting points
+   (by index, as the schedule) is instead a draw from the failing set the model is sure of
+   anywhere: uniform candidates, one picked with probability proportional to `p_fail` among those
+   at `_SURE_ANYWHERE` (0.95) or more (a mode's harvest where none is). Such points fall as random
    search's failures do, spread over every cause in proportion to its extent, which the modes'
    counts cannot see when a cause is split into many small modes (faces), but not evenly over
    regions of unequal extent, as the modes' harvest is (the planted cases). Drawn only where the
-   model is sure, they fail nearly as often as the harvest; from all it predicts failing
-   (`p_fail` >= 0.5) they fall on the smooth edges of sharp regions half the time. With
+   model is sure, they fail nearly as often as the harvest; from all it predicts failing (`p_fail`
+   >= 0.5) they fall on the smooth edges of sharp regions half the time. With
    `anywhere_rule="earned"` (the default) a point the schedule gives them is drawn so only when a
-   draw of their hit rate so far comes within `_ANYWHERE_PREMIUM` of a draw of the modes'
-   harvest's (both from their Beta posteriors, as `inside` is earned), and is a mode's harvesting
-   point otherwise: where such draws fail less often than the modes' harvest they are given up,
-   where as often or more, kept (docs/search.md has both rates, case by case).
+   draw of their hit rate so far comes within `_ANYWHERE_PREMIUM` of a draw of the modes' harvest's
+   (both from their Beta posteriors, as `inside` is earned), and is a mode's harvesting point
+   otherwise: where such draws fail less often than the modes' harvest they are given up, where as
+   often or more, kept (docs/search.md has both rates, case by case).
 4. **Explore.** Thompson sampling: one joint posterior draw over uniform points and neighbours of
    the highest-loss passes, all farther than `radius` from every failure and every point of the
    batch; its argmax. With a continuous loss this follows the confidence down to a new mode; with
