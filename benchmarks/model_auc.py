@@ -188,7 +188,7 @@ def main(argv: list[str] | None = None) -> None:
     if args.folds < 2:
         ap.error(f"--folds must be at least 2, got {args.folds}")
     held_out = tuple(args.held_out.split(","))
-    if not held_out or set(held_out) - {"random", "bo-modes"}:
+    if set(held_out) - {"random", "bo-modes"}:
         ap.error(f"--held-out takes random, bo-modes or both (comma-separated), got {args.held_out!r}")
     rows = planted_rows(args.planted, seed_list(args.seeds), likelihood=args.likelihood) if args.planted else \
         campaign_rows(args.root, args.cases.split(",") if args.cases else None, args.folds, args.likelihood, held_out)

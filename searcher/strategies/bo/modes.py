@@ -427,17 +427,18 @@ class FailureModes(CarriedGP):
                 centres = members[rng.choice(len(members), min(_CENTRES, len(members)), replace=False)]
                 C = around(self.cube, centres, rng, _PER_CENTRE)
             candidates.append(C[self._proposable(C, seen)])
+        crowding = [_EVENNESS * math.log1p(count) for count in counts]  # value = log yield - crowding: yield / (1 + failures)^3
         if model is None:
             for mode, (members, C) in enumerate(zip(members_of, candidates)):
                 if len(C):
-                    value = math.log(self._empirical_yield(members, *told)) - _EVENNESS * math.log1p(counts[mode])
+                    value = math.log(self._empirical_yield(members, *told)) - crowding[mode]
                     if value > best_value:
                         best, best_value, best_mode = C[0], value, mode
             return best, best_mode
-        for level in np.unique(counts[[len(C) > 0 for C in candidates]]):
-            if -_EVENNESS * math.log1p(level) < best_value:
+        for level in sorted({crowding[mode] for mode, C in enumerate(candidates) if len(C)}):
+            if -level < best_value:
                 break  # log p_fail <= 0: no mode this crowded or more can beat the best (nor tie it)
-            group = [mode for mode, C in enumerate(candidates) if counts[mode] == level and len(C)]
+            group = [mode for mode, C in enumerate(candidates) if crowding[mode] == level and len(C)]
             scored = np.split(model.scores(np.concatenate([candidates[m] for m in group]))[0],
                               np.cumsum([len(candidates[m]) for m in group])[:-1])  # the level's candidates in one posterior
             for mode, log_p in zip(group, scored):
@@ -447,7 +448,7 @@ class FailureModes(CarriedGP):
                     pick = good[np.argmax(self._nearest(C[good], spread_from))]
                 else:
                     pick = int(np.argmin(self._nearest(C, members_of[mode])))  # the model does not believe the mode
-                value = log_p[pick] - _EVENNESS * math.log1p(counts[mode])  # yield / (1 + failures)^3, as logarithms
+                value = log_p[pick] - crowding[mode]
                 if value > best_value or (best_mode is not None and value == best_value and mode < best_mode):  # as in index order
                     best, best_value, best_mode = C[pick], value, mode
         return best, best_mode

@@ -125,15 +125,23 @@ def test_the_span_is_harvested_only_where_it_has_hit_more_than_the_steps():
     assert np.mean([s._span_arm(rng) for _ in range(500)]) < 0.1
 
 
+def run_and_check_the_record(s: Strategy, steps: int) -> np.ndarray:
+    """`steps` batches of `s` on `PLANTED` answered 0/1, checking that the harvest's record counts
+    every harvesting point answered, and its failures, on one arm or another; every point asked."""
+    X = run_on(s, lambda X: PLANTED.loss(X, score=False), steps)
+    failed = PLANTED.region_of(X) >= 0
+    harvested = harvesting(s, failed)
+    assert s._arms[:, 0].sum() == harvested.sum()
+    assert s._arms[:, 1].sum() == failed[harvested].sum()
+    return X
+
+
 def test_the_harvests_record_per_arm_is_told_and_restored():
     """Every harvesting point answered is counted against the kind of candidate it was (a point of
     no answer is not), and a strategy restored from the state asks the same points next."""
     s = make_strategy("bo-modes", CUBE3, seed=0, budget=120, inside="earned")
-    X = run_on(s, lambda X: PLANTED.loss(X, score=False), 20)
-    failed = PLANTED.region_of(X) >= 0
-    harvested = harvesting(s, failed)
-    assert s._arms[1, 0] > 0 and s._arms[:, 0].sum() == harvested.sum()
-    assert s._arms[:, 1].sum() == failed[harvested].sum()
+    X = run_and_check_the_record(s, 20)
+    assert s._arms[1, 0] > 0
     again = make_strategy("bo-modes", CUBE3, seed=0, budget=120, inside="earned")
     again.tell(X, PLANTED.loss(X, score=False))
     again.restore(s.state())
@@ -164,8 +172,8 @@ def test_the_harvest_scores_only_the_modes_that_can_win(monkeypatch):
     for m, C in enumerate(recorded):  # every mode scored, by the module's rule
         log_p = scores(C)[0]
         good = np.flatnonzero(log_p >= np.log(s.near_best) + log_p.max())
-        pick = good[np.argmax(s._nearest(C[good], failures))] if log_p.max() >= np.log(0.5) else int(np.argmin(s._nearest(C, failures[labels == m])))
-        values.append(log_p[pick] - 3.0 * np.log1p(counts[m]))
+        pick = good[np.argmax(s._nearest(C[good], failures))] if log_p.max() >= np.log(modes._SURE) else int(np.argmin(s._nearest(C, failures[labels == m])))
+        values.append(log_p[pick] - modes._EVENNESS * np.log1p(counts[m]))
     assert mode == int(np.argmax(values)) == 1 and x.tobytes() in {c.tobytes() for c in recorded[mode]}
     assert sum(scored) == len(recorded[0]) + len(recorded[1]), scored  # the two least crowded modes only
 
@@ -187,11 +195,8 @@ def test_the_anywhere_draws_are_counted_on_their_own_record():
     """Each anywhere draw answered is counted on the third row of the harvest's record, beside the
     modes' steps and spans; a state saved before that row existed (two rows) restores with it empty."""
     s = make_strategy("bo-modes", CUBE3, seed=0, budget=120, anywhere_rule="always")
-    X = run_on(s, lambda X: PLANTED.loss(X, score=False), 30)
-    failed = PLANTED.region_of(X) >= 0
-    harvested = harvesting(s, failed)
-    assert s._arms[2, 0] > 10 and s._arms[:, 0].sum() == harvested.sum()
-    assert s._arms[:, 1].sum() == failed[harvested].sum()
+    run_and_check_the_record(s, 30)
+    assert s._arms[2, 0] > 10
     old = {**s.state(), "arms": s._arms[:2].tolist()}
     again = make_strategy("bo-modes", CUBE3, seed=0, budget=120, anywhere_rule="always")
     again.restore(old)
