@@ -61,6 +61,7 @@ from searcher.strategies.bo import FailureModes
 from searcher.strategies.bo.modes import LIKELIHOODS
 
 FIT, NEXT, UNIFORM = 300, 100, 20_000
+HELD_OUT = ("random", "bo-modes")  # the runs a folder's fits hold out: the random runs' folds, the bo-modes runs' next NEXT points
 
 
 class Fitted:
@@ -114,12 +115,12 @@ def planted_rows(cases: str, seeds: list[int], budget: int = FIT + NEXT, likelih
 
 
 def campaign_rows(root: Path, cases: list[str] | None, folds: int, likelihood: str = "auto",
-                  strategies: tuple[str, ...] = ("random", "bo-modes")) -> list[dict]:
+                  strategies: tuple[str, ...] = HELD_OUT) -> list[dict]:
     rows = []
     runs = sorted(r for r in root.glob("*/runs/*-s*") if r.name.rsplit("-s", 1)[0] in strategies)
     runs = [r for r in runs if cases is None or r.parent.parent.name in cases]
     if not runs:
-        raise SystemExit(f"No random or bo-modes campaign under {root} (expected {root}/CASE/runs/STRATEGY-sSEED).")
+        raise SystemExit(f"No {' or '.join(strategies)} campaign under {root} (expected {root}/CASE/runs/STRATEGY-sSEED).")
     set_ups: dict[str, FailureModes] = {}  # one set-up per case (generator and target built once): the fit draws no seed
     for run in tqdm(runs, desc="campaigns"):
         case, name = run.parent.parent.name, run.name.rsplit("-s", 1)[0]
@@ -178,7 +179,7 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--seeds", default="3", help="with --planted: a count or a comma-separated list (default: 3)")
     ap.add_argument("--cases", help="with a folder: comma-separated case names (default: every one under it)")
     ap.add_argument("--folds", type=int, default=5, help="with a folder: folds over each random run's trials (default: 5)")
-    ap.add_argument("--held-out", default="random,bo-modes",
+    ap.add_argument("--held-out", default=",".join(HELD_OUT),
                     help="with a folder: the random runs' folds, the bo-modes runs' next 100, or both (default: random,bo-modes)")
     ap.add_argument("--likelihood", choices=LIKELIHOODS, default="auto", help="bo-modes's model (default: auto, as the search)")
     ap.add_argument("--csv", type=Path, help="also write one row per fit here")
@@ -188,7 +189,7 @@ def main(argv: list[str] | None = None) -> None:
     if args.folds < 2:
         ap.error(f"--folds must be at least 2, got {args.folds}")
     held_out = tuple(args.held_out.split(","))
-    if set(held_out) - {"random", "bo-modes"}:
+    if set(held_out) - set(HELD_OUT):
         ap.error(f"--held-out takes random, bo-modes or both (comma-separated), got {args.held_out!r}")
     rows = planted_rows(args.planted, seed_list(args.seeds), likelihood=args.likelihood) if args.planted else \
         campaign_rows(args.root, args.cases.split(",") if args.cases else None, args.folds, args.likelihood, held_out)

@@ -92,6 +92,7 @@ beside the default (`bo-modes-nomodel`).
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -435,10 +436,11 @@ class FailureModes(CarriedGP):
                     if value > best_value:
                         best, best_value, best_mode = C[0], value, mode
             return best, best_mode
-        for level in sorted({crowding[mode] for mode, C in enumerate(candidates) if len(C)}):
+        open_modes = sorted((mode for mode, C in enumerate(candidates) if len(C)), key=lambda mode: crowding[mode])  # stable: index order within a level
+        for level, group in itertools.groupby(open_modes, key=lambda mode: crowding[mode]):
             if -level < best_value:
                 break  # log p_fail <= 0: no mode this crowded or more can beat the best (nor tie it)
-            group = [mode for mode, C in enumerate(candidates) if crowding[mode] == level and len(C)]
+            group = list(group)
             scored = np.split(model.scores(np.concatenate([candidates[m] for m in group]))[0],
                               np.cumsum([len(candidates[m]) for m in group])[:-1])  # the level's candidates in one posterior
             for mode, log_p in zip(group, scored):
