@@ -1,6 +1,7 @@
 """`searcher compare` takes what `searcher hunt` takes for the plug-ins and the judge (issue 15):
 --generator-option, --target-option (or --option), --strategy-option, --truth, --cut, --loss."""
 
+import pandas as pd
 import pytest
 
 from searcher.campaign import load_campaign
@@ -60,6 +61,15 @@ def test_a_classify_target_is_judged_by_the_truth_cut_and_loss_given(tmp_path):
     assert main([*FACES, "--truth", "gender_presentation", "--cut", "0.3", "--loss", "score", "--out", str(tmp_path)]) == 0
     config = load_campaign(tmp_path / "runs" / "random-s0").config
     assert (config["truth_column"], config["cut"], config["loss"]) == ("gender_presentation", 0.3, "score")
+
+
+def test_the_table_counts_the_evaluations_in_the_cuts_band(tmp_path):
+    """A face whose truth lies within the margin (0.1) of the cut is not judged: counted under `unjudged`."""
+    argv = [*FACES, "--truth", "gender_presentation", "--cut", "0.5", "--out", str(tmp_path)]
+    assert main([a if a != "4" else "24" for a in argv]) == 0
+    trials = load_campaign(tmp_path / "runs" / "random-s0").trials
+    in_band = sum(abs(t["gender_presentation"] - 0.5) < 0.1 for t in trials["truth"])
+    assert in_band > 0 and pd.read_csv(tmp_path / "compare.csv")["unjudged"].tolist() == [in_band]
 
 
 @pytest.mark.parametrize(("extra", "needle"), [
