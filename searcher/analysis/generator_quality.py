@@ -11,8 +11,8 @@ conditions, `n` samples with `z` from the prior, and
   ResNet) of generated images and of reference images of the same condition (the paper reports FID
   7.7-8.1 across its groups), beside the same distance between two reference samples (the floor
   that finite samples give), and extrapolated to infinitely many samples (`fd_inf`): a distance
-  from a finite sample is biased up by an amount that falls as 1/n and differs between groups, so
-  at a few hundred faces it narrows the spread between them;
+  between finite samples is biased up by an amount that falls as 1/n, and at a few hundred faces
+  that amount, added to every group's distance, narrows the ratio between them;
 - **encoder**: reconstruction of reference images through `E(x) -> z -> G(z, c)` (PSNR, and how
   often the encoder reads the condition right), when the generator has an encoder; and the
   Frechet distance of the second reference sample's reconstructions (`fd_recon`): what the
