@@ -21,7 +21,7 @@ from tqdm import tqdm
 
 import generators
 import targets
-from searcher.analysis.generator_quality import _cells, _embeddings, _label, frechet_distance_curve, frechet_distance_unbiased
+from searcher.analysis.generator_quality import _cells, _embeddings, _label, _samples, frechet_distance_curve, frechet_distance_unbiased
 
 SIZES = (200, 400, 600, 800)
 
@@ -32,8 +32,7 @@ def embedded(n: int, seed: int) -> dict[str, tuple[dict[str, str], np.ndarray, n
     gen, verifier = generators.load("faces-cvae"), targets.load("dlib-verify")
     out = {}
     for k, cell in enumerate(tqdm(_cells(gen), desc="combinations")):
-        params = [{**p, **cell} for p in gen.space.sample(n, seed=seed + 1000 * k)]
-        samples = _embeddings(verifier, gen.generate(params, seed=seed).images)
+        samples = _embeddings(verifier, _samples(gen, k, cell, n, seed).images)
         out[_label(cell)] = (cell, samples, _embeddings(verifier, gen.reference(cell, n, seed=seed + 1).images))
     return out
 
@@ -61,11 +60,10 @@ def main() -> None:
     print("\nspread over the combinations, largest over smallest:",
           ", ".join(f"{c} {table[c].max() / table[c].min():.2f}x" for c in table.columns if c != "faces"))
     for condition in next(iter(cells.values()))[0]:
-        groups = {}
+        by_category: dict[str, list[tuple[np.ndarray, np.ndarray]]] = {}
         for cell, samples, ref in cells.values():
-            s, r = groups.get(cell[condition], (np.zeros((0, samples.shape[1])), np.zeros((0, ref.shape[1]))))
-            groups[cell[condition]] = (np.concatenate([s, samples]), np.concatenate([r, ref]))
-        pooled = distances(groups, args.seed)
+            by_category.setdefault(cell[condition], []).append((samples, ref))
+        pooled = distances({c: tuple(np.concatenate(part) for part in zip(*pairs)) for c, pairs in by_category.items()}, args.seed)
         print(f"\n{condition}, the combinations pooled:\n" + pooled[["all", "faces", "extrapolated"]].to_string(float_format=lambda v: f"{v:.4f}"))
         print(f"spread: {pooled['all'].max() / pooled['all'].min():.2f}x at all the faces, "
               f"{pooled['extrapolated'].max() / pooled['extrapolated'].min():.2f}x extrapolated")

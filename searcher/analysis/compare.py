@@ -9,7 +9,9 @@ them (a `region` column), and otherwise by the failure modes found and the mean 
 of failures (in the unit cube, divided by the square root of its dimension). Failures are
 distinct failing points: the targets are deterministic, so an evaluation that repeats an earlier
 point is counted under `repeats`, never as another failure; an evaluation the target was not
-judged on (a truth too near a classify target's cut) under `unjudged`.
+judged on (a truth too near a classify target's cut) under `unjudged`: spent, and no answer, where
+a strategy not told that band can spend most of its budget (a classifier's loss runs highest at
+its cut).
 
 Failure modes: real targets do not say how many ways they fail, so the comparison defines modes
 from the failures themselves. The failures of the uniform strategies (random, Sobol: draws from
@@ -72,13 +74,6 @@ def new_failures(trials: pd.DataFrame) -> np.ndarray:
 def _failures(trials: pd.DataFrame) -> np.ndarray:
     fails = trials[new_failures(trials)]
     return np.array(fails["x"].tolist(), float) if len(fails) else np.zeros((0, 0))
-
-
-def _unjudged(trials: pd.DataFrame) -> int:
-    """Evaluations whose image the target was not judged on (a classify target's truth within the
-    margin of its cut): spent, and no answer. A strategy not told where that band lies can spend
-    most of its budget there, since a classifier's loss runs highest at the cut."""
-    return int(trials["excluded"].notna().sum()) if "excluded" in trials else 0
 
 
 def diversity(trials: pd.DataFrame) -> dict[str, float]:
@@ -266,7 +261,7 @@ def compare(
     for job, trials, n_modes in zip(jobs, runs, found):
         fail = new_failures(trials)
         rows.append({"strategy": job["strategy"], "alpha": job["alpha"], "seed": job["seed"], "evaluations": len(trials),
-                     "errors": int(trials["error"].notna().sum()), "unjudged": _unjudged(trials), "failure_rate": float(fail.mean()),
+                     "errors": int(trials["error"].notna().sum()), "unjudged": int(trials["excluded"].notna().sum()), "failure_rate": float(fail.mean()),
                      **diversity(trials), "modes": n_modes})
         curves.append(pd.DataFrame({"strategy": job["strategy"], "alpha": job["alpha"], "seed": job["seed"],
                                     "evaluation": np.arange(1, len(trials) + 1), "failures": np.cumsum(fail)}))

@@ -255,9 +255,7 @@ def validate_generator(
     loop = progress(cells) if progress else cells
     for k, cell in enumerate(loop):
         label = _label(cell)
-        # the conditions are asked for; z (and anything else) comes from the prior
-        params = [{**p, **cell} for p in generator.space.sample(n, seed=seed + 1000 * k)]
-        batch = generator.generate(params, seed=seed)
+        batch = _samples(generator, k, cell, n, seed)
         rows = pd.DataFrame({"group": label, **{f"asked.{c}": v for c, v in cell.items()}}, index=range(n))
         ref = generator.reference(cell, n, seed=seed + 1) if referenced else None
         sources = {"": batch.images} if ref is None else {"": batch.images, "reference_": ref.images}
@@ -289,6 +287,12 @@ def validate_generator(
     grid, rows_of = condition_grid(generator, seed=seed)
     captions = [[_label(cell)] for cell in rows_of for _ in range(GRID)]
     return GeneratorValidation(_summarise(per_image, embedded, names), sheets, (grid, captions), getattr(generator, "name", type(generator).__name__))
+
+
+def _samples(generator: Any, k: int, cell: Mapping[str, str], n: int, seed: int) -> Any:
+    """The `n` samples of combination number `k`: its conditions asked for, `z` (and anything
+    else) from the prior (seed + 1000 k); `generator.reference(cell, n, seed + 1)` is their reference."""
+    return generator.generate([{**p, **cell} for p in generator.space.sample(n, seed=seed + 1000 * k)], seed=seed)
 
 
 def condition_grid(generator: Any, codes: int = GRID, seed: int = 0) -> tuple[np.ndarray, list[dict[str, str]]]:
