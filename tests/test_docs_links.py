@@ -2,6 +2,7 @@
 leave a link that lands nowhere. Every relative link (images included) names a file that exists,
 and every `#anchor` a heading of that file, as GitHub slugs headings."""
 
+import functools
 import re
 from pathlib import Path
 
@@ -17,9 +18,10 @@ def slug(heading: str) -> str:
     return re.sub(r"[^\w\- ]", "", heading.strip().lower()).replace(" ", "-")
 
 
-def anchors(page: Path) -> set[str]:
+@functools.cache  # a page is linked to many times: read and slugged once
+def anchors(page: Path) -> frozenset[str]:
     text = re.sub(r"```.*?```", "", page.read_text(), flags=re.S)  # a '#' in a code block is no heading
-    return {slug(m.group(1)) for m in re.finditer(r"^#+\s+(.+)$", text, flags=re.M)}
+    return frozenset(slug(m.group(1)) for m in re.finditer(r"^#+\s+(.+)$", text, flags=re.M))
 
 
 def test_slug_follows_github() -> None:
@@ -35,7 +37,7 @@ def test_every_relative_link_lands(page: Path) -> None:
         if re.match(r"[a-z]+:", link):
             continue  # http(s), mailto: not ours to check offline
         path, _, anchor = link.partition("#")
-        target = (page.parent / path) if path else page
+        target = ((page.parent / path) if path else page).resolve()  # docs/../README.md is README.md: one cache entry
         if not target.exists():
             broken.append(f"{link} (no file {target.relative_to(ROOT) if target.is_relative_to(ROOT) else target})")
         elif anchor and target.suffix == ".md" and anchor not in anchors(target):
