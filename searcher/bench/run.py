@@ -136,7 +136,7 @@ def bench(out: str | Path = "runs/bench", cases: Sequence[str | Case] | str | No
 
     Args:
         out: the suite's directory (campaign cases keep their campaigns in `out/CASE/`).
-        cases: SUITE names or `Case` objects (None: all of `SUITE`).
+        cases: SUITE or HELD_OUT names, or `Case` objects, or as `select_cases` takes them (None: all of `SUITE`).
         strategies: registered strategy names (see the module docstring for those skipped).
         seeds: a count (5: seeds 0..4) or the seeds themselves.
         budget: evaluations per run, in batches of 4.

@@ -21,7 +21,8 @@ def resume_hint(args: argparse.Namespace) -> str:
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--cases", help="comma-separated case names, or planted / campaign for every case of that kind (default: the whole suite; see --list)")
+    p.add_argument("--cases", help="comma-separated case names, planted / campaign for every suite case of that kind, or held-out for the cases kept "
+                        "aside from tuning (default: the whole suite; see --list)")
     p.add_argument("--strategies", help="comma-separated (default: random,bo,bo-modes,bo-modes-nomodel,tpe,cmaes,ax,cmame, those available)")
     p.add_argument("--seeds", default="5", help="a count (5 -> seeds 0..4) or a comma-separated list (3, -> seed 3 alone) (default: 5)")
     p.add_argument("--budget", type=int, default=400, help="evaluations per run, in batches of 4 (default: 400)")
@@ -31,19 +32,24 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                         "variant scored on the suite; give it its own --out")
     p.add_argument("--under", default=DEFAULT_STRATEGY, help=f"the strategy suite.md checks (default: {DEFAULT_STRATEGY})")
     p.add_argument("--out", default="runs/bench", help="output directory (default: runs/bench)")
-    p.add_argument("--list", action="store_true", help="print the cases with their options and whether the defaults were tuned on them")
+    p.add_argument("--list", action="store_true", help="print the cases with their options, whether the defaults were tuned on them, "
+                   "and the held-out ones")
     p.add_argument("--no-progress", action="store_true", help="no progress bars")
 
 
 def run(args: argparse.Namespace) -> int:
-    from searcher.bench import DEFAULT_STRATEGIES, bench, select_cases
+    from searcher.bench import DEFAULT_STRATEGIES, HELD_OUT, SUITE, bench, select_cases
 
     cases = select_cases(args.cases)
     if args.list:
-        width = max(len(c.name) for c in cases)
-        for case in cases:
-            print(f"  {case.name:<{width}}  {case.kind:<8}  {'tuned ' if case.tuned else '      '}  {case.describe()}")
-        print("tuned: the defaults were tuned on this case")
+        shown = cases if args.cases else [*SUITE, *HELD_OUT]
+        held = {c.name for c in HELD_OUT}
+        width = max(len(c.name) for c in shown)
+        for case in shown:
+            mark = "tuned" if case.tuned else "held-out" if case.name in held else ""
+            print(f"  {case.name:<{width}}  {case.kind:<8}  {mark:<8}  {case.describe()}")
+        print("tuned: the defaults were tuned on this case; every default was chosen on the suite's scores, and the held-out "
+              "cases (--cases held-out) are kept aside to check that they generalise")
         return 0
     strategies = [s.strip() for s in args.strategies.split(",") if s.strip()] if args.strategies else DEFAULT_STRATEGIES
     result = bench(args.out, cases=cases, strategies=strategies, seeds=seed_list(args.seeds), budget=args.budget, jobs=args.jobs,

@@ -195,3 +195,8 @@ def test_cli_lists_the_cases(capsys):
     assert main(["bench", "--list"]) == 0
     out = capsys.readouterr().out
     assert "planted-d6-k5" in out and "tuned" in out and "faces vs dlib-cnn" in out and "shell, 6-D" in out
+    held = next(line for line in out.splitlines() if "ball-d6-k3-v1-l1" in line)
+    assert "held-out" in held and "layout 1" in held and "faces-cvae vs dlib-hog" in out
+    assert main(["bench", "--list", "--cases", "held-out"]) == 0
+    listed = [line.split()[0] for line in capsys.readouterr().out.splitlines() if line.startswith("  ")]
+    assert "faces-latent-haar-face" in listed and "planted-d6-k5" not in listed and "faces-haar-face" not in listed

@@ -1,10 +1,11 @@
 """The suite's cases: what it covers, and how cases are chosen by name."""
 
+import numpy as np
 import pytest
 
 import generators
 import targets
-from searcher.bench import SUITE, Case, select_cases
+from searcher.bench import HELD_OUT, SUITE, Case, select_cases
 from searcher.errors import ParameterError
 
 
@@ -25,7 +26,7 @@ def test_the_suite_covers_shapes_dims_volumes_and_answers():
 
 
 def test_every_planted_case_can_be_laid_out():
-    for case in SUITE:
+    for case in (*SUITE, *HELD_OUT):
         if case.kind == "planted":
             regions = case.regions()
             assert regions.k == case.options["k"] and regions.space.dim == case.options["dim"] + case.options["categories"]
@@ -52,6 +53,24 @@ def test_cases_are_chosen_by_name():
     assert len(select_cases(None)) == len(SUITE)
     assert [c.name for c in select_cases("planted")] == [c.name for c in SUITE if c.kind == "planted"]
     assert [c.kind for c in select_cases("campaign")] == ["campaign"] * sum(c.kind == "campaign" for c in SUITE)
+
+
+def test_held_out_cases_are_new_landscapes_and_pairings_kept_out_of_the_suite():
+    suite = {c.name: c for c in SUITE}
+    planted = [c for c in HELD_OUT if c.kind == "planted"]
+    assert not {c.name for c in HELD_OUT} & set(suite) and not any(c.tuned for c in HELD_OUT)
+    assert len(planted) == sum(c.kind == "planted" for c in SUITE)  # every planted specification, its regions placed afresh
+    for case in planted:
+        original = suite[case.name.rsplit("-l", 1)[0]]
+        assert {**case.options, "layout": 0} == original.options and case.options["layout"] >= 1
+        assert not np.allclose(case.regions().lower, original.regions().lower)  # other regions, not the suite's again
+    pairings = {(c.options["generator"], c.options["target"]) for c in SUITE if c.kind == "campaign"}
+    for case in HELD_OUT:
+        if case.kind == "campaign":
+            assert (case.options["generator"], case.options["target"]) not in pairings
+            assert case.options["generator"] in generators.available() and case.options["target"] in targets.available()
+    assert [c.name for c in select_cases("held-out")] == [c.name for c in HELD_OUT]
+    assert [c.name for c in select_cases("ball-d6-k3-v1-l1, ball-d6-k3-v1")] == ["ball-d6-k3-v1-l1", "ball-d6-k3-v1"]
 
 
 @pytest.mark.parametrize("cases, match", [
