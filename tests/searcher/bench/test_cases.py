@@ -1,5 +1,7 @@
 """The suite's cases: what it covers, and how cases are chosen by name."""
 
+import functools
+
 import numpy as np
 import pytest
 
@@ -7,6 +9,13 @@ import generators
 import targets
 from searcher.bench import HELD_OUT, SUITE, Case, select_cases
 from searcher.errors import ParameterError
+
+PLANTED = {c.name: c for c in (*SUITE, *HELD_OUT) if c.kind == "planted"}
+
+
+@functools.cache  # two tests lay out the same 28 landscapes: place each once
+def regions(name: str):
+    return PLANTED[name].regions()
 
 
 def test_the_suite_covers_shapes_dims_volumes_and_answers():
@@ -26,10 +35,9 @@ def test_the_suite_covers_shapes_dims_volumes_and_answers():
 
 
 def test_every_planted_case_can_be_laid_out():
-    for case in (*SUITE, *HELD_OUT):
-        if case.kind == "planted":
-            regions = case.regions()
-            assert regions.k == case.options["k"] and regions.space.dim == case.options["dim"] + case.options["categories"]
+    for name, case in PLANTED.items():
+        laid = regions(name)
+        assert laid.k == case.options["k"] and laid.space.dim == case.options["dim"] + case.options["categories"]
 
 
 def test_campaign_cases_name_registered_plugins_and_their_loss():
@@ -63,7 +71,7 @@ def test_held_out_cases_are_new_landscapes_and_pairings_kept_out_of_the_suite():
     for case in planted:
         original = suite[case.name.rsplit("-l", 1)[0]]
         assert {**case.options, "layout": 0} == original.options and case.options["layout"] >= 1
-        assert not np.allclose(case.regions().lower, original.regions().lower)  # other regions, not the suite's again
+        assert not np.allclose(regions(case.name).lower, regions(original.name).lower)  # other regions, not the suite's again
     pairings = {(c.options["generator"], c.options["target"]) for c in SUITE if c.kind == "campaign"}
     for case in HELD_OUT:
         if case.kind == "campaign":
