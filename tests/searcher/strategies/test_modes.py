@@ -155,26 +155,39 @@ def test_the_harvests_record_per_arm_is_told_and_restored():
 def test_the_harvest_scores_only_the_modes_that_can_win(monkeypatch):
     """The harvest scores the modes from the least crowded up and stops where `(1 + failures
     near)^-3` leaves the more crowded ones no chance (`p_fail` <= 1): the pick of scoring every mode
-    by the module's rule, from a fraction of the posteriors."""
+    by the module's rule, from a fraction of the posteriors. Of the two least crowded modes, the one
+    whose pick fails likelier is made barely more crowded (by half the gap, whichever it is where
+    the GP's numerics put it): it wins, and the last two are never scored."""
     s = make_strategy("bo-modes", CUBE3, seed=0, budget=120, anywhere=0.0)
     run_on(s, lambda X: PLANTED.loss(X, score=True), 30)
     X, loss = s.history.answered()
     model = s._fit(X, loss)
     failures = X[loss >= FAILURE]
-    labels = np.arange(len(failures)) % 4  # four modes; the second's pick fails likelier than the first's,
-    counts = np.array([0.0, 0.03, 2.0, 9.0])  # and it is barely more crowded: it wins, the last two are never scored
+    labels = np.arange(len(failures)) % 4  # four modes
+    seen = {r.tobytes() for r in X}
     recorded, scored = [], []
     proposable, scores = s._proposable, model.scores
     monkeypatch.setattr(s, "_proposable", lambda C, seen: recorded.append(C[proposable(C, seen)]) or proposable(C, seen))
-    monkeypatch.setattr(model, "scores", lambda C: scored.append(len(C)) or scores(C))
-    x, mode = s._harvest(model, (X, loss), failures, labels, counts, False, [], {r.tobytes() for r in X}, np.random.default_rng(0))
-    values = []
-    for m, C in enumerate(recorded):  # every mode scored, by the module's rule
+
+    def pick(m: int, C: np.ndarray) -> float:
+        """log p_fail at the mode's harvesting pick, by the module's rule."""
         log_p = scores(C)[0]
         good = np.flatnonzero(log_p >= np.log(s.near_best) + log_p.max())
-        pick = good[np.argmax(s._nearest(C[good], failures))] if log_p.max() >= np.log(modes._SURE) else int(np.argmin(s._nearest(C, failures[labels == m])))
-        values.append(log_p[pick] - modes._EVENNESS * np.log1p(counts[m]))
-    assert mode == int(np.argmax(values)) == 1 and x.tobytes() in {c.tobytes() for c in recorded[mode]}
+        at = good[np.argmax(s._nearest(C[good], failures))] if log_p.max() >= np.log(modes._SURE) else int(np.argmin(s._nearest(C, failures[labels == m])))
+        return float(log_p[at])
+
+    s._harvest(model, (X, loss), failures, labels, np.zeros(4), False, [], seen, np.random.default_rng(0))
+    picks = [pick(m, C) for m, C in enumerate(recorded)]  # the candidates do not depend on the counts
+    low, likelier = np.argsort(picks[:2])
+    gap = picks[likelier] - picks[low]
+    assert gap > 0
+    counts = np.array([0.0, 0.0, 2.0, 9.0])
+    counts[likelier] = np.expm1(gap / (2 * modes._EVENNESS))
+    recorded.clear()
+    monkeypatch.setattr(model, "scores", lambda C: scored.append(len(C)) or scores(C))
+    x, mode = s._harvest(model, (X, loss), failures, labels, counts, False, [], seen, np.random.default_rng(0))
+    values = [p - modes._EVENNESS * np.log1p(c) for p, c in zip(picks, counts)]
+    assert mode == int(np.argmax(values)) == likelier and x.tobytes() in {c.tobytes() for c in recorded[mode]}
     assert sum(scored) == len(recorded[0]) + len(recorded[1]), scored  # the two least crowded modes only
 
 
