@@ -316,6 +316,26 @@ def test_exploration_leaves_out_the_slopes_of_modes_already_found():
     assert s._on_known_slope(s._fit(Xa, y), C, known).tolist() == [True, True, False, False]
 
 
+@pytest.mark.parametrize("explore, uniform_draws", [("climb", 0), ("draw", 8)])
+def test_climbing_explores_beside_the_highest_passes_off_the_known_slopes(monkeypatch, explore, uniform_draws):
+    """Two hills of loss; the first ball's failures are known, the second ball was never entered.
+    With `explore="climb"` no exploring candidate is a uniform point (the draw's would be), and
+    every exploring point lies beside the second ball: the first hill's passes are on a known
+    slope, so it climbs the hill of the region not yet found."""
+    X = np.random.default_rng(0).random((400, 3))
+    X = X[np.linalg.norm(X - BALLS[1], axis=1) >= 0.2]  # the second ball never entered
+    s = make_strategy("bo-modes", CUBE3, seed=0, explore=explore)
+    s.tell(X, two_balls(X, decay=3.0))
+    Xa, y = s.history.answered()
+    calls, uniform = [], type(s.cube).uniform
+    monkeypatch.setattr(type(s.cube), "uniform", lambda cube, rng, n: calls.append(n) or uniform(cube, rng, n))
+    with torch.no_grad():
+        model, failures, seen = s._fit(Xa, y), Xa[y >= FAILURE], {row.tobytes() for row in Xa}
+        picks = np.array([s._explore(model, Xa, y, failures, [], seen, np.random.default_rng(k)) for k in range(8)])
+    assert len(calls) == uniform_draws
+    assert (np.linalg.norm(picks - BALLS[1], axis=1) < 0.3).all()
+
+
 def test_normal_scores_share_ties_and_keep_the_order():
     z = normal_scores(np.array([0.0, 1.0, 0.0, 0.3]))
     assert z[0] == z[2] < z[3] < z[1] and z[1] == -normal_scores(np.arange(4.0))[0]
@@ -327,7 +347,7 @@ def test_normal_scores_share_ties_and_keep_the_order():
                                             ({"probe": "maybe"}, "The .probe. option of FailureModes must be True or False. Got .maybe."),
                                             ({"inside": True}, "'never', 'always', 'earned'"),
                                             ({"likelihood": "probit"}, "'gaussian', 'dirichlet'"), ({"anywhere": 2}, "'anywhere'"),
-                                            ({"anywhere_rule": "sometimes"}, "'always', 'earned'")])
+                                            ({"anywhere_rule": "sometimes"}, "'always', 'earned'"), ({"explore": "climb-all"}, "'draw', 'climb'")])
 def test_bad_options_are_named(options, match):
     with pytest.raises(ParameterError, match=match):
         make_strategy("bo-modes", CUBE3, **options)
