@@ -67,7 +67,7 @@ def test_a_detector_is_surer_of_a_frontal_face_than_a_turned_one(name):
     """Each detector's score is a confidence (None where it found nothing), and it falls as a face
     turns away: what the continuous "score" loss reads to tell near-failures from sure passes."""
     gen = generators.load("faces")
-    rows = gen.space.sample(40, seed=1)
+    rows = gen.space.sample(16, seed=1)
     det = targets.load(name)
     medians = []
     for yaw in (0.0, 30.0):
