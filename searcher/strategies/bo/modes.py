@@ -71,10 +71,10 @@ per failure mode instead of one per restart):
    batch; its argmax. With a continuous loss this follows the confidence down to a new mode; with
    0/1 it is a space-filling draw away from the known ones. With `explore="climb"` (off by
    default) and a graded loss, the draw is over neighbours of the highest passes alone, those
-   passes taken off the known slopes (by the hill-valley test below): no uniform candidate, whose prior variance
-   wins the draw in 12-20 dimensions, so the confidence is followed down to a region not yet found.
-   On the planted cases it finds more regions for as many failures; on faces fewer failures
-   (docs/search.md). Candidates on the slope of a mode
+   passes taken off the known slopes (by the hill-valley test below): no uniform candidate, which
+   far from every told point can win the draw on its prior variance alone, so the confidence is
+   followed down to a region not yet found. On the planted cases it finds more regions for as
+   many failures; on faces fewer failures (docs/search.md). Candidates on the slope of a mode
    already found are left out while others remain: those where the posterior mean rises all along
    the segment to the nearest failure (the hill-valley test of niching evolutionary search, Ursem
    1999), since what climbs from there finds the known mode again. Without it the draw favoured
