@@ -77,6 +77,20 @@ def test_a_detector_is_surer_of_a_frontal_face_than_a_turned_one(name):
     assert medians[1] < medians[0], medians
 
 
+def test_haar_smile_takes_the_same_face_whatever_order_the_cascade_returns_ties_in(monkeypatch):
+    """Two faces of one size (the cascade's windows come in discrete sizes): OpenCV's parallel loop
+    returns them in thread order, and the smile classifier must read the same face either way,
+    the one nearer the centre."""
+    smile, gen = targets.load("haar-smile"), generators.load("faces")
+    image = gen.generate(gen.space.sample(1, seed=0), seed=0).images
+    centred, aside = (32.0, 32.0, 96.0, 96.0), (0.0, 10.0, 64.0, 74.0)
+    boxes = []
+    for order in ([centred, aside], [aside, centred]):
+        monkeypatch.setattr(smile._faces, "faces", lambda grey, order=order: list(order))
+        boxes.append(smile.predict(image).boxes[0])
+    assert boxes[0] == boxes[1] == [(32, 32, 96, 96)]
+
+
 def test_haar_face_boxes_are_those_of_detect_multi_scale():
     """The level weights come from `detectMultiScale3`; which faces are found must not change."""
     import cv2
