@@ -142,8 +142,8 @@ class HaarSmile:
     """OpenCV's smile cascade inside the largest frontal face (`haar-smile`), a real smiling classifier.
 
     The largest face (found by `HaarFace`; of faces of one size, the one nearest the image's
-    centre, whatever order the cascade returns them in) is resized to `face_width` pixels and the cascade runs on its
-    lower half with `scale_factor` 1.3 and `min_neighbors` 15: on `faces` renders it fires on
+    centre, whatever order the cascade returns them in) is resized to `face_width` pixels and the
+    cascade runs on its lower half with `scale_factor` 1.3 and `min_neighbors` 15: on `faces` renders it fires on
     7% of neutral, 33% of half-smiling and 90% of broadly smiling faces. Labels: "not smiling",
     "smiling", and "no face" when no face was found (its own outcome, not an error).
     """
