@@ -80,14 +80,12 @@ class DlibHOG:
         return _detections(boxes, scores)
 
 
-def _largest_central(box: tuple[float, float, float, float], shape: tuple[int, ...]) -> tuple[float, float, tuple[float, ...]]:
-    """A key that orders face boxes by area, then by nearness to the image's centre, then by corners.
-    OpenCV's cascades collect windows in a parallel loop and return the boxes in thread order;
-    the cascade's windows come in discrete sizes, so two faces of one size tie, and taking the
-    first largest made a label depend on the scheduling (2 of 6,000 stored haar-smile images)."""
+def _largest_central(box: tuple[float, float, float, float], shape: tuple[int, ...]) -> tuple[float, float]:
+    """A key that orders face boxes by area, then by nearness to the image's centre: the cascade's
+    windows come in discrete sizes, so two faces of one size tie."""
     x0, y0, x1, y1 = box
     off_centre = (0.5 * (x0 + x1) - 0.5 * shape[1]) ** 2 + (0.5 * (y0 + y1) - 0.5 * shape[0]) ** 2
-    return (x1 - x0) * (y1 - y0), -off_centre, tuple(-v for v in box)
+    return (x1 - x0) * (y1 - y0), -off_centre
 
 
 def _cv2():
@@ -124,10 +122,12 @@ class HaarFace:
         self.scale_factor, self.min_neighbors = float(scale_factor), int(min_neighbors)
 
     def detect(self, grey: np.ndarray) -> tuple[list[tuple[float, float, float, float]], float | None]:
-        """The face boxes in a grey image and the level weight of the surest (None if none)."""
+        """The face boxes in a grey image, sorted, and the level weight of the surest (None if none).
+        OpenCV collects the windows in a parallel loop and returns the boxes in thread order; sorted,
+        whatever reads them (the first largest face of `HaarSmile`) no longer depends on the scheduling."""
         found, _, weights = self._cascade.detectMultiScale3(grey, scaleFactor=self.scale_factor, minNeighbors=self.min_neighbors,
                                                            outputRejectLevels=True)
-        boxes = [(float(x), float(y), float(x + w), float(y + h)) for x, y, w, h in found]
+        boxes = sorted((float(x), float(y), float(x + w), float(y + h)) for x, y, w, h in found)
         return boxes, max((float(w) for w in np.ravel(weights)), default=None)
 
     def faces(self, grey: np.ndarray) -> list[tuple[float, float, float, float]]:
@@ -142,7 +142,7 @@ class HaarSmile:
     """OpenCV's smile cascade inside the largest frontal face (`haar-smile`), a real smiling classifier.
 
     The largest face (found by `HaarFace`; of faces of one size, the one nearest the image's
-    centre, whatever order the cascade returns them in) is resized to `face_width` pixels and the
+    centre) is resized to `face_width` pixels and the
     cascade runs on its lower half with `scale_factor` 1.3 and `min_neighbors` 15: on `faces` renders it fires on
     7% of neutral, 33% of half-smiling and 90% of broadly smiling faces. Labels: "not smiling",
     "smiling", and "no face" when no face was found (its own outcome, not an error).

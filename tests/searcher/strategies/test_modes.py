@@ -319,10 +319,10 @@ def test_exploration_leaves_out_the_slopes_of_modes_already_found():
 @pytest.mark.parametrize("explore, uniform_draws", [("climb", 0), ("draw", 8)])
 def test_climbing_explores_beside_the_highest_passes_off_the_known_slopes(monkeypatch, explore, uniform_draws):
     """Two hills of loss; the first ball's failures are known, the second ball was never entered.
-    With `explore="climb"` no exploring candidate is a uniform point (8 draws of the default draw
-    8 sets of them), and every exploring point lies beside the second ball: the first hill's passes
-    are on a known slope, so it climbs the hill of the region not yet found (in 3-D the default's
-    draw goes there too)."""
+    With `explore="climb"` no exploring candidate is a uniform point (the default draws a set of
+    them for each of its 8 points), and every exploring point lies beside the second ball: the
+    first hill's passes are on a known slope, so it climbs the hill of the region not yet found
+    (in 3-D the default's draw goes there too)."""
     X = np.random.default_rng(0).random((400, 3))
     X = X[np.linalg.norm(X - BALLS[1], axis=1) >= 0.2]  # the second ball never entered
     s = make_strategy("bo-modes", CUBE3, seed=0, explore=explore)
