@@ -2,6 +2,7 @@
 exported files load through the checkpoint plug-in with the shipped spec."""
 
 import itertools
+import shutil
 
 import numpy as np
 import pandas as pd
@@ -122,10 +123,21 @@ def torch_state():
     torch.use_deterministic_algorithms(deterministic)
 
 
-def test_a_toy_training_run_exports_files_the_shipped_spec_loads(tmp_path, torch_state):
-    out = tmp_path / "cvae"
+@pytest.fixture(scope="module")
+def toy_model(tmp_path_factory):
+    """A toy training run's files (one for the module: the tests that change them take a copy),
+    the shipped spec beside them less its judge."""
+    threads, deterministic = torch.get_num_threads(), torch.are_deterministic_algorithms_enabled()
+    out = tmp_path_factory.mktemp("toy") / "cvae"
     train("cvae", n=64, epochs=1, prior_n=64, flow_steps=20, out=out)
     _spec_without_judge(out)
+    torch.set_num_threads(threads)
+    torch.use_deterministic_algorithms(deterministic)
+    return out
+
+
+def test_a_toy_training_run_exports_files_the_shipped_spec_loads(toy_model):
+    out = toy_model
     gen = generators.load("checkpoint", spec=str(out / "spec.toml"), resolution=64)
     batch = gen.generate(gen.space.sample(5, seed=0))
     assert batch.images.shape == (5, 64, 64, 3) and batch.images.std() > 1  # something was drawn
@@ -146,13 +158,11 @@ def test_the_prior_part_refits_the_prior_and_keeps_the_networks(tmp_path, torch_
     assert "prior.flow" in " ".join(torch.export.load(out / "decoder.pt2").state_dict)  # the new prior has its flow
 
 
-def test_the_export_part_writes_the_same_model_again(tmp_path, torch_state):
+def test_the_export_part_writes_the_same_model_again(tmp_path, torch_state, toy_model):
     """`train("export")` trains nothing: the networks and prior read back out of the files
     (`load_networks`, `load_prior`) are exported again and draw the same pixels and read the same
     codes; the prior read back maps codes as the exported decoder's own does."""
-    out = tmp_path / "cvae"
-    train("cvae", n=64, epochs=1, prior_n=64, flow_steps=20, out=out)
-    _spec_without_judge(out)
+    out = shutil.copytree(toy_model, tmp_path / "cvae")
 
     def draw() -> tuple[np.ndarray, np.ndarray]:
         gen = generators.load("checkpoint", spec=str(out / "spec.toml"), resolution=64)
