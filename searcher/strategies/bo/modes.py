@@ -87,7 +87,13 @@ per failure mode instead of one per restart):
    when the truth is a searched parameter), no harvesting or exploring point is proposed inside it.
 6. **Schedule.** The first `split` of the budget explores a fraction `early` of the points, the
    rest a fraction `late` (a new mode found early can still be harvested evenly), chosen by the
-   point's index so the split is exact and stateless.
+   point's index so the split is exact and stateless. With `explore_when="hopeful"` (off by
+   default), after the split such a point explores only when the Thompson draw that picks it puts
+   a failure there; where the draw, the posterior's own guess, has no failure left anywhere among
+   the exploring candidates, the point harvests a mode instead. On the planted cases it passes
+   more checks (the balls' failures) and loses breadth elsewhere; on faces the draw nearly always
+   finds a failure and the campaigns are the default's (docs/search.md). Before the split the
+   schedule is kept: applied from the start, the draw gave up too soon (a third ball missed).
 
 `model="constant"` is the ablation: no GP; modes join failures within `radius` (at one level of
 every category); harvesting takes a random neighbour of the mode (the mode with the best
@@ -129,6 +135,7 @@ MODELS = ("gp", "constant")
 LIKELIHOODS = ("auto", "gaussian", "dirichlet")
 INSIDE = ("never", "always", "earned")
 EXPLORE = ("draw", "climb")
+EXPLORE_WHEN = ("scheduled", "hopeful")
 ANYWHERE_RULES = ("always", "earned")
 _PREMIUM = 0.1  # by how much a draw of the span's hit rate must beat the steps' for `inside="earned"` to harvest inside
 _ANYWHERE_PREMIUM = 0.05  # how far below a draw of the modes' hit rate the anywhere draws' may fall (`anywhere_rule="earned"`)
@@ -180,6 +187,9 @@ class FailureModes(CarriedGP):
         explore: "draw" (the default: one Thompson draw over uniform candidates and neighbours of
             the highest passes) or "climb" (with a graded loss, over neighbours of the highest
             passes off the known slopes alone; module docstring, 4).
+        explore_when: "scheduled" (the default: every point the schedule gives to exploring
+            explores) or "hopeful" (after the split, only where the exploring draw puts a
+            failure; else it harvests; module docstring, 6).
         anywhere_rule: "earned" (the default) draws a point the `anywhere` schedule picks from the
             failing set at large only while those draws fail about as often as the modes'
             harvest; "always" draws every one (module docstring, 3).
@@ -193,9 +203,10 @@ class FailureModes(CarriedGP):
                  late: float = 0.15, split: float = 0.4, radius: float = 0.2, model: str = "gp", refit: float = 0.1,
                  iterations: int = 30, unjudged: Sequence[float] | None = None, near_best: float = 0.8,
                  probe: bool = False, inside: str = "earned", likelihood: str = "auto", anywhere: float = 0.5,
-                 anywhere_rule: str = "earned", explore: str = "draw") -> None:
+                 anywhere_rule: str = "earned", explore: str = "draw", explore_when: str = "scheduled") -> None:
         super().__init__(space, seed, refit, iterations)
         self.explore = check_choice("explore", explore, EXPLORE)
+        self.explore_when = check_choice("explore_when", explore_when, EXPLORE_WHEN)
         self.anywhere = check_number("anywhere", anywhere, 0.0, 1.0)
         self.anywhere_rule = check_choice("anywhere_rule", anywhere_rule, ANYWHERE_RULES)
         self.likelihood = check_choice("likelihood", likelihood, LIKELIHOODS)
@@ -241,12 +252,12 @@ class FailureModes(CarriedGP):
                         if x is not None:
                             self._pending[x.tobytes()] = _ANYWHERE_ARM
                     if x is None:
-                        span = self._span_arm(rng)
-                        x, mode = self._harvest(model, (X, loss), failures, modes, counts, span, chosen, seen, rng)
-                        if mode is not None:
-                            self._pending[x.tobytes()] = int(_spanned(span, int((modes == mode).sum())))
+                        x, mode = self._mode_point(model, (X, loss), failures, modes, counts, chosen, seen, rng)
                 if x is None:
-                    x = self._explore(model, X, loss, failures, chosen, seen, rng)
+                    x, hopeful = self._explore(model, X, loss, failures, chosen, seen, rng)
+                    if not hopeful and len(counts) and self._gives_up(index):
+                        harvested, mode = self._mode_point(model, (X, loss), failures, modes, counts, chosen, seen, rng)
+                        x = x if mode is None else harvested
                 if mode is not None:
                     counts[mode] += 1
                 seen.add(x.tobytes())
@@ -286,6 +297,11 @@ class FailureModes(CarriedGP):
             return True
         harvest = _draw_rate(self._arms[:2].sum(0), rng)
         return bool(_draw_rate(self._arms[_ANYWHERE_ARM], rng) > harvest - _ANYWHERE_PREMIUM)
+
+    def _gives_up(self, index: int) -> bool:
+        """Whether an exploring point with this index whose draw puts no failure where it picks
+        harvests instead (`explore_when="hopeful"`, after the schedule's split; module docstring, 6)."""
+        return self.explore_when == "hopeful" and index >= self.split * self.budget
 
     def explores(self, index: int) -> bool:
         """Whether the point with this index (0-based, over the whole campaign) explores."""
@@ -466,6 +482,16 @@ class FailureModes(CarriedGP):
                     best, best_value, best_mode = C[pick], value, mode
         return best, best_mode
 
+    def _mode_point(self, model: _Model | None, told: tuple[np.ndarray, np.ndarray], failures: np.ndarray, modes: np.ndarray,
+                    counts: np.ndarray, chosen: list[np.ndarray], seen: set[bytes],
+                    rng: np.random.Generator) -> tuple[np.ndarray | None, int | None]:
+        """`_harvest` with the span drawn (`_span_arm`), the point counted against its arm when told."""
+        span = self._span_arm(rng)
+        x, mode = self._harvest(model, told, failures, modes, counts, span, chosen, seen, rng)
+        if mode is not None:
+            self._pending[x.tobytes()] = int(_spanned(span, int((modes == mode).sum())))
+        return x, mode
+
     def _draw_anywhere(self, model: _Model, seen: set[bytes], rng: np.random.Generator) -> np.ndarray | None:
         """A draw from the model's failing set at large: uniform candidates, one picked with
         probability proportional to `p_fail` among those at `_SURE_ANYWHERE` or more (None if none is)."""
@@ -501,10 +527,11 @@ class FailureModes(CarriedGP):
         return float(((loss[near] >= FAILURE).sum() + 1) / (near.sum() + 2))
 
     def _explore(self, model: _Model | None, X: np.ndarray, loss: np.ndarray, failures: np.ndarray,
-                 chosen: list[np.ndarray], seen: set[bytes], rng: np.random.Generator) -> np.ndarray:
-        """A Thompson draw away from every failure and every point of the batch (model-free: Sobol)."""
+                 chosen: list[np.ndarray], seen: set[bytes], rng: np.random.Generator) -> tuple[np.ndarray, bool]:
+        """A Thompson draw away from every failure and every point of the batch (model-free: Sobol),
+        and whether the draw puts a failure there."""
         if model is None:
-            return self._next_sobol(1)[0]
+            return self._next_sobol(1)[0], True
         avoid = np.concatenate([failures, np.array(chosen)]) if chosen else failures
         passes = loss < FAILURE
         far = passes & (self._nearest(X, avoid) >= self.radius)
@@ -523,12 +550,13 @@ class FailureModes(CarriedGP):
             C = np.concatenate([self.cube.uniform(rng, _UNIFORM), around(self.cube, top, rng, _PER_CENTRE, (0.1, 0.05))])
         C = C[self._proposable(C, seen) & (self._nearest(C, avoid) >= self.radius)]
         if not len(C):
-            return self._next_sobol(1)[0]
+            return self._next_sobol(1)[0], True
         if len(failures) and graded:
             elsewhere = ~self._on_known_slope(model, C, failures)
             C = C[elsewhere] if elsewhere.any() else C
         draw = model.posterior(C).rsample().reshape(-1).numpy()
-        return C[int(np.argmax(model.margin(C, draw)))]
+        best = int(np.argmax(model.margin(C, draw)))
+        return C[best], bool(model.fails(C[best : best + 1], draw[best : best + 1])[0])
 
     def _on_known_slope(self, model: _Model, C: np.ndarray, failures: np.ndarray) -> np.ndarray:
         """Per row of `C`, whether the posterior mean (as a failure margin) rises all along the
@@ -603,6 +631,11 @@ class _Model:
     def margin(self, X: np.ndarray, score: np.ndarray) -> np.ndarray:
         """How far `score` at the rows of `X` lies on the failing side (the score itself without a sign)."""
         return score if self.sign is None else self.sign(X) * (score - self.threshold)
+
+    def fails(self, X: np.ndarray, score: np.ndarray) -> np.ndarray:
+        """Per row of `X`, whether `score` there lies on the failing side of the threshold."""
+        sign = 1.0 if self.sign is None else self.sign(X)
+        return sign * (score - self.threshold) > 0
 
     def p_fail(self, X: np.ndarray) -> np.ndarray:
         """Posterior probability that the score at each row of `X` is on the failing side of the threshold."""

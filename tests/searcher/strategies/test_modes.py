@@ -332,9 +332,35 @@ def test_climbing_explores_beside_the_highest_passes_off_the_known_slopes(monkey
     monkeypatch.setattr(type(s.cube), "uniform", lambda cube, rng, n: calls.append(n) or uniform(cube, rng, n))
     with torch.no_grad():
         model, failures, seen = s._fit(Xa, y), Xa[y >= FAILURE], {row.tobytes() for row in Xa}
-        picks = np.array([s._explore(model, Xa, y, failures, [], seen, np.random.default_rng(k)) for k in range(8)])
+        picks = np.array([s._explore(model, Xa, y, failures, [], seen, np.random.default_rng(k))[0] for k in range(8)])
     assert len(calls) == uniform_draws
     assert (np.linalg.norm(picks - BALLS[1], axis=1) < 0.3).all()
+
+
+def one_ball(X: np.ndarray) -> np.ndarray:
+    """`two_balls`'s first ball alone: 1 within 0.2 of its centre, outside `0.4 exp(-3 d)`."""
+    d = np.linalg.norm(X - BALLS[0], axis=1)
+    return np.where(d < 0.2, 1.0, 0.4 * np.exp(-3.0 * d))
+
+
+def test_a_hopeless_exploring_draw_harvests_after_the_split_and_explores_before_it():
+    """One ball of failures in a cube told densely: the model is sure nothing fails beyond it, so the
+    exploring draw puts a failure nowhere. With `explore_when="hopeful"`, a point the schedule gives
+    to exploring after the split harvests the ball instead; before the split (a larger budget puts
+    it later) it explores as the default does, at least `radius` from every failure."""
+    X = np.random.default_rng(0).random((400, 3))
+    failures = X[one_ball(X) >= FAILURE]
+    for budget in (800, 1200):  # the split at point 320 (the points asked come after it), and at 480
+        asked = {}
+        for when in ("scheduled", "hopeful"):
+            s = make_strategy("bo-modes", CUBE3, seed=0, budget=budget, explore_when=when)
+            s.tell(X, one_ball(X))
+            asked[when] = s.ask(8, 0)
+        exploring = np.array([s.explores(400 + i) for i in range(8)])
+        assert exploring.any(), "the schedule gives none of the 8 points to exploring"
+        near = np.linalg.norm(asked["hopeful"][exploring][:, None] - failures[None], axis=2).min(1) / np.sqrt(3) < s.radius
+        assert near.all() if budget == 800 else not near.any(), budget
+        assert np.array_equal(asked["scheduled"], asked["hopeful"]) == (budget == 1200)
 
 
 def test_normal_scores_share_ties_and_keep_the_order():
@@ -348,7 +374,8 @@ def test_normal_scores_share_ties_and_keep_the_order():
                                             ({"probe": "maybe"}, "The .probe. option of FailureModes must be True or False. Got .maybe."),
                                             ({"inside": True}, "'never', 'always', 'earned'"),
                                             ({"likelihood": "probit"}, "'gaussian', 'dirichlet'"), ({"anywhere": 2}, "'anywhere'"),
-                                            ({"anywhere_rule": "sometimes"}, "'always', 'earned'"), ({"explore": "climb-all"}, "'draw', 'climb'")])
+                                            ({"anywhere_rule": "sometimes"}, "'always', 'earned'"), ({"explore": "climb-all"}, "'draw', 'climb'"),
+                                            ({"explore_when": "always"}, "'scheduled', 'hopeful'")])
 def test_bad_options_are_named(options, match):
     with pytest.raises(ParameterError, match=match):
         make_strategy("bo-modes", CUBE3, **options)
