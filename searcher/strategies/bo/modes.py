@@ -301,11 +301,15 @@ class FailureModes(CarriedGP):
     def _gives_up(self, index: int) -> bool:
         """Whether an exploring point with this index whose draw puts no failure where it picks
         harvests instead (`explore_when="hopeful"`, after the schedule's split; module docstring, 6)."""
-        return self.explore_when == "hopeful" and index >= self.split * self.budget
+        return self.explore_when == "hopeful" and self._late(index)
 
     def explores(self, index: int) -> bool:
         """Whether the point with this index (0-based, over the whole campaign) explores."""
-        return _on_schedule(index, self.early if index < self.split * self.budget else self.late)
+        return _on_schedule(index, self.late if self._late(index) else self.early)
+
+    def _late(self, index: int) -> bool:
+        """Whether the point with this index comes after the schedule's split."""
+        return index >= self.split * self.budget
 
     # ------------------------------------------------------------------ the model
 
