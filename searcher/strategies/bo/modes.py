@@ -87,13 +87,14 @@ per failure mode instead of one per restart):
    when the truth is a searched parameter), no harvesting or exploring point is proposed inside it.
 6. **Schedule.** The first `split` of the budget explores a fraction `early` of the points, the
    rest a fraction `late` (a new mode found early can still be harvested evenly), chosen by the
-   point's index so the split is exact and stateless. With `explore_when="hopeful"` (off by
-   default), after the split such a point explores only when the Thompson draw that picks it puts
-   a failure there; where the draw, the posterior's own guess, has no failure left anywhere among
-   the exploring candidates, the point harvests a mode instead. On the planted cases it passes
-   more checks (the balls' failures) and loses breadth elsewhere; on faces the draw nearly always
-   finds a failure and the campaigns are the default's (docs/search.md). Before the split the
-   schedule is kept: applied from the start, the draw gave up too soon (a third ball missed).
+   point's index so the split is exact and stateless. After the split such a point explores only
+   when the Thompson draw that picks it puts a failure there (`explore_when="hopeful"`, the
+   default); where the draw, the posterior's own guess, has no failure left anywhere among the
+   exploring candidates, the point harvests a mode instead. On the planted cases it passes more
+   checks (the balls' failures) and loses breadth elsewhere; on faces the draw nearly always finds
+   a failure and the campaigns are those of `"scheduled"`, which explores at every point the
+   schedule gives (docs/search.md). Before the split the schedule is kept: applied from the start,
+   the draw gave up too soon (a third ball missed).
 
 `model="constant"` is the ablation: no GP; modes join failures within `radius` (at one level of
 every category); harvesting takes a random neighbour of the mode (the mode with the best
@@ -187,9 +188,9 @@ class FailureModes(CarriedGP):
         explore: "draw" (the default: one Thompson draw over uniform candidates and neighbours of
             the highest passes) or "climb" (with a graded loss, over neighbours of the highest
             passes off the known slopes alone; module docstring, 4).
-        explore_when: "scheduled" (the default: every point the schedule gives to exploring
-            explores) or "hopeful" (after the split, only where the exploring draw puts a
-            failure; else it harvests; module docstring, 6).
+        explore_when: "hopeful" (the default: after the split, a point the schedule gives to
+            exploring explores only where the exploring draw puts a failure; else it harvests) or
+            "scheduled" (every such point explores; module docstring, 6).
         anywhere_rule: "earned" (the default) draws a point the `anywhere` schedule picks from the
             failing set at large only while those draws fail about as often as the modes'
             harvest; "always" draws every one (module docstring, 3).
@@ -203,7 +204,7 @@ class FailureModes(CarriedGP):
                  late: float = 0.15, split: float = 0.4, radius: float = 0.2, model: str = "gp", refit: float = 0.1,
                  iterations: int = 30, unjudged: Sequence[float] | None = None, near_best: float = 0.8,
                  probe: bool = False, inside: str = "earned", likelihood: str = "auto", anywhere: float = 0.5,
-                 anywhere_rule: str = "earned", explore: str = "draw", explore_when: str = "scheduled") -> None:
+                 anywhere_rule: str = "earned", explore: str = "draw", explore_when: str = "hopeful") -> None:
         super().__init__(space, seed, refit, iterations)
         self.explore = check_choice("explore", explore, EXPLORE)
         self.explore_when = check_choice("explore_when", explore_when, EXPLORE_WHEN)

@@ -83,15 +83,18 @@ def test_the_ablation_runs_without_a_model_and_finds_less():
 
 def harvesting(s: Strategy, failed: np.ndarray) -> np.ndarray:
     """Per point of a run of `s`, whether its schedule harvested it: after the Sobol start and the
-    first failure (until then every point explores: no mode to harvest), and not an exploring point."""
+    first failure (until then every point explores: no mode to harvest), and not an exploring point.
+    Exact for a run with `explore_when="scheduled"`; by default a late exploring point whose draw
+    finds nothing harvests too, which the schedule alone does not say."""
     first = int(np.argmax(failed))
     return np.array([i > first and i >= s.n_init and not s.explores(i) for i in range(len(failed))])
 
 
 def harvest_hit_rate(score: bool, **options) -> float:
     """How often `bo-modes`'s harvesting points fail, on `PLANTED` (3-D, two boxes, 120 evaluations):
-    the modes' harvest alone, without the draws from the failing set at large (`anywhere=0`)."""
-    X = run("bo-modes", score, **{"anywhere": 0.0, **options})
+    the modes' harvest alone, without the draws from the failing set at large (`anywhere=0`), on
+    the schedule alone (`harvesting`)."""
+    X = run("bo-modes", score, **{"anywhere": 0.0, "explore_when": "scheduled", **options})
     failed = PLANTED.region_of(X) >= 0
     return float(failed[harvesting(make_strategy("bo-modes", CUBE3, budget=len(X)), failed)].mean())
 
@@ -126,8 +129,9 @@ def test_the_span_is_harvested_only_where_it_has_hit_more_than_the_steps():
 
 
 def run_and_check_the_record(s: Strategy, steps: int) -> np.ndarray:
-    """`steps` batches of `s` on `PLANTED` answered 0/1, checking that the harvest's record counts
-    every harvesting point answered, and its failures, on one arm or another; every point asked."""
+    """`steps` batches of `s` (`explore_when="scheduled"`, so that `harvesting` is exact) on
+    `PLANTED` answered 0/1, checking that the harvest's record counts every harvesting point
+    answered, and its failures, on one arm or another; every point asked."""
     X = run_on(s, lambda X: PLANTED.loss(X, score=False), steps)
     failed = PLANTED.region_of(X) >= 0
     harvested = harvesting(s, failed)
@@ -139,10 +143,10 @@ def run_and_check_the_record(s: Strategy, steps: int) -> np.ndarray:
 def test_the_harvests_record_per_arm_is_told_and_restored():
     """Every harvesting point answered is counted against the kind of candidate it was (a point of
     no answer is not), and a strategy restored from the state asks the same points next."""
-    s = make_strategy("bo-modes", CUBE3, seed=0, budget=120, inside="earned")
+    s = make_strategy("bo-modes", CUBE3, seed=0, budget=120, inside="earned", explore_when="scheduled")
     X = run_and_check_the_record(s, 20)
     assert s._arms[1, 0] > 0
-    again = make_strategy("bo-modes", CUBE3, seed=0, budget=120, inside="earned")
+    again = make_strategy("bo-modes", CUBE3, seed=0, budget=120, inside="earned", explore_when="scheduled")
     again.tell(X, PLANTED.loss(X, score=False))
     again.restore(s.state())
     np.testing.assert_array_equal(again.ask(4, 20), s.ask(4, 20))
@@ -207,7 +211,7 @@ def test_the_anywhere_draws_are_made_only_where_they_have_hit_about_as_often_as_
 def test_the_anywhere_draws_are_counted_on_their_own_record():
     """Each anywhere draw answered is counted on the third row of the harvest's record, beside the
     modes' steps and spans; a state saved before that row existed (two rows) restores with it empty."""
-    s = make_strategy("bo-modes", CUBE3, seed=0, budget=120, anywhere_rule="always")
+    s = make_strategy("bo-modes", CUBE3, seed=0, budget=120, anywhere_rule="always", explore_when="scheduled")
     run_and_check_the_record(s, 30)
     assert s._arms[2, 0] > 10
     old = {**s.state(), "arms": s._arms[:2].tolist()}
@@ -345,9 +349,10 @@ def one_ball(X: np.ndarray) -> np.ndarray:
 
 def test_a_hopeless_exploring_draw_harvests_after_the_split_and_explores_before_it():
     """One ball of failures in a cube told densely: the model is sure nothing fails beyond it, so the
-    exploring draw puts a failure nowhere. With `explore_when="hopeful"`, a point the schedule gives
-    to exploring after the split harvests the ball instead; before the split (a larger budget puts
-    it later) it explores as the default does, at least `radius` from every failure."""
+    exploring draw puts a failure nowhere. With `explore_when="hopeful"` (the default), a point the
+    schedule gives to exploring after the split harvests the ball instead, counted on the harvest's
+    record as every harvesting point is; before the split (a larger budget puts it later) it
+    explores as `"scheduled"` has it, at least `radius` from every failure."""
     X = np.random.default_rng(0).random((400, 3))
     failures = X[one_ball(X) >= FAILURE]
     for budget in (800, 1200):  # the split at point 320 (the points asked come after it), and at 480
@@ -360,6 +365,8 @@ def test_a_hopeless_exploring_draw_harvests_after_the_split_and_explores_before_
         assert exploring.any(), "the schedule gives none of the 8 points to exploring"
         near = np.linalg.norm(asked["hopeful"][exploring][:, None] - failures[None], axis=2).min(1) / np.sqrt(3) < s.radius
         assert near.all() if budget == 800 else not near.any(), budget
+        pending = [x.tobytes() in s._pending for x in asked["hopeful"][exploring]]  # counted on the harvest's record
+        assert all(pending) if budget == 800 else not any(pending), budget
         assert np.array_equal(asked["scheduled"], asked["hopeful"]) == (budget == 1200)
 
 
