@@ -14,7 +14,7 @@ import generators
 from searcher.campaign import Campaign
 from searcher.testing.ports import free_port
 
-sys.path.insert(0, str(Path(__file__).parent))  # shared test helpers (tiny_checkpoint.py) import by name
+sys.path.insert(0, str(Path(__file__).parent))  # shared test helpers (tiny_checkpoint.py, project_scripts.py) import by name
 
 
 @pytest.fixture(scope="session")

@@ -1,29 +1,19 @@
 """experiments/denton.py: directions, sweeps, sensitivities and the sanity check on faces-cvae."""
 
 import dataclasses
-import importlib.util
-import sys
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
+from project_scripts import load_script
 
-SCRIPT = Path(__file__).resolve().parents[2] / "experiments" / "denton.py"
-
-
-def load_script():
-    spec = importlib.util.spec_from_file_location("denton", SCRIPT)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # dataclasses look their module up
-    spec.loader.exec_module(module)
-    return module
+SCRIPT = "experiments/denton.py"
 
 
 @pytest.fixture(scope="module")
 def quick(tmp_path_factory):
     out = tmp_path_factory.mktemp("denton")
-    dn = load_script()
+    dn = load_script(SCRIPT)
     assert dn.main(["--quick", "--out", str(out)]) == 0
     return dn, out
 

@@ -1,19 +1,10 @@
 """experiments/balakrishnan.py: the report, figure and tables, and the paper's finding on the planted gender-cnn."""
 
-import importlib.util
-from pathlib import Path
-
 import pandas as pd
 import pytest
+from project_scripts import load_script
 
-SCRIPT = Path(__file__).resolve().parents[2] / "experiments" / "balakrishnan.py"
-
-
-def load_script():
-    spec = importlib.util.spec_from_file_location("balakrishnan", SCRIPT)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+SCRIPT = "experiments/balakrishnan.py"
 
 
 @pytest.fixture(scope="module")
@@ -21,7 +12,7 @@ def small(tmp_path_factory):
     """A moderate run (64 px, gender-cnn's own input size): large enough for the finding to hold
     with margin on every seed tried by hand (0-5), small enough for about 15 s."""
     out = tmp_path_factory.mktemp("balakrishnan")
-    bk = load_script()
+    bk = load_script(SCRIPT)
     result = bk.run(n_observational=300, transects=20, boot=50, seed=0, out=out, fit_samples=300, resolution=64,
                     progress=False)
     return bk, out, result
@@ -68,4 +59,4 @@ def test_same_seed_same_numbers(small, tmp_path):
 
 def test_bad_sizes_are_refused(tmp_path):
     with pytest.raises(ValueError, match="transects must be an integer >= 2"):
-        load_script().run(transects=1, out=tmp_path)
+        load_script(SCRIPT).run(transects=1, out=tmp_path)

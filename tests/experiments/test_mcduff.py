@@ -1,21 +1,15 @@
 """experiments/mcduff.py at its --quick size: every step runs, and its tables say what the stored runs hold."""
 
-import importlib.util
-import sys
-from pathlib import Path
-
 import pandas as pd
 import pytest
+from project_scripts import load_script
 
-SCRIPT = Path(__file__).resolve().parents[2] / "experiments" / "mcduff.py"
+SCRIPT = "experiments/mcduff.py"
 
 
 @pytest.fixture(scope="module")
 def quick(tmp_path_factory):
-    spec = importlib.util.spec_from_file_location("mcduff", SCRIPT)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["mcduff"] = module  # its dataclasses look their module up
-    spec.loader.exec_module(module)
+    module = load_script(SCRIPT)
     out = tmp_path_factory.mktemp("mcduff")
     return module, out, module.run(out, quick=True, progress=False)
 

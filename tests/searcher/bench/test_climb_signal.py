@@ -1,26 +1,15 @@
 """`benchmarks/climb_signal.py`: the model's leave-one-out read of the passes' loss."""
 
-import importlib.util
-import sys
-from pathlib import Path
-
 import numpy as np
 import torch
+from project_scripts import load_script
 
-SCRIPT = Path(__file__).resolve().parents[3] / "benchmarks" / "climb_signal.py"
-
-
-def load_script():
-    spec = importlib.util.spec_from_file_location("climb_signal", SCRIPT)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
+SCRIPT = "benchmarks/climb_signal.py"
 
 
 def test_leave_one_out_means_are_the_posterior_means_without_the_point():
     """Eq. 5.12's shortcut against the posterior mean conditioned on the other points, solved directly."""
-    cs = load_script()
+    cs = load_script(SCRIPT)
     rng = np.random.default_rng(0)
     X = torch.tensor(rng.random((12, 3)))
     K = torch.exp(-0.5 * torch.cdist(X, X) ** 2 / 0.3**2) + 0.01 * torch.eye(12, dtype=X.dtype)
@@ -34,7 +23,7 @@ def test_leave_one_out_means_are_the_posterior_means_without_the_point():
 def test_a_smooth_loss_reads_high_and_a_hashed_one_low():
     """Passes whose loss is a smooth function of the point are predicted from the rest; a loss
     drawn at random per point (as a face's identity draws part of a detector's confidence) is not."""
-    cs = load_script()
+    cs = load_script(SCRIPT)
     rng = np.random.default_rng(1)
     X = rng.random((80, 4))
     smooth = 0.9 * np.exp(-4 * ((X - 0.7) ** 2).sum(axis=1))
