@@ -15,6 +15,8 @@ first n points, at several n. Where the loss among passes is smooth the correlat
 where much of it is not predictable from the parameters (a face's identity draws it), low. A
 rule needs the planted runs and the face runs apart at every n where exploring happens.
 Cases answered 0/1 are left out: there `explore="climb"` changes nothing.
+Measured (docs/search.md, the section on this rule): the slabs read inside the faces' range, so no
+threshold on it tells them apart.
 """
 
 from __future__ import annotations
