@@ -80,19 +80,19 @@ def planted_rows(cases: str, seeds: list[int], budget: int = 400) -> pd.DataFram
     return pd.DataFrame(rows)
 
 
-def campaign_rows(root: Path, strategy: str = "bo-modes") -> pd.DataFrame:
-    """Each `root/CASE/runs/STRATEGY-sSEED` campaign with a graded loss, in the order it asked, read at `AT`."""
+def campaign_rows(root: Path) -> pd.DataFrame:
+    """Each `root/CASE/runs/bo-modes-sSEED` campaign with a graded loss, in the order it asked, read at `AT`."""
     rows = []
-    for run in sorted(root.glob(f"*/runs/{strategy}-s*")):
+    for run in sorted(root.glob("*/runs/bo-modes-s*")):
         result = load_campaign(run)
-        t = result.trials[result.trials["source"] != "audit"].sort_values(["step", "idx"])
+        t = result.searched
         t = t[np.isfinite(t["loss"].to_numpy(float))]  # a target's errors tell the model nothing
         loss = t["loss"].to_numpy(float)
         if np.isin(loss, (0.0, 1.0)).all():
             continue
         rows.append(row(run.parent.parent.name, int(result.config["seed"]), np.stack(t["x"].to_numpy()), loss))
     if not rows:
-        raise SystemExit(f"No {strategy} campaign with a graded loss under {root} (expected {root}/CASE/runs/{strategy}-sSEED).")
+        raise SystemExit(f"No bo-modes campaign with a graded loss under {root} (expected {root}/CASE/runs/bo-modes-sSEED).")
     return pd.DataFrame(rows)
 
 

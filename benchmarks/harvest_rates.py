@@ -52,9 +52,8 @@ ROLES = ("sobol", "explore", "harvest", "probe")
 SCHEDULE = ("n_init", "early", "late", "split")
 
 
-def roles(trials: pd.DataFrame, config: dict) -> tuple[np.ndarray, np.ndarray]:
-    """(role per searched point, failed per searched point), in the order the strategy asked them."""
-    searched = trials[trials["source"] != "audit"].sort_values(["step", "idx"])
+def roles(searched: pd.DataFrame, config: dict) -> tuple[np.ndarray, np.ndarray]:
+    """(role per searched point, failed per searched point), of a campaign's `searched` trials."""
     failed = searched["failure"].to_numpy(bool)
     return point_roles(failed, np.stack(searched["x"].to_numpy()), int(config["budget"]), config.get("strategy_options") or {}), failed
 
@@ -147,7 +146,7 @@ def rates(root: Path, strategy: str = "bo-modes") -> pd.DataFrame:
     rows = []
     for run in sorted(root.glob(f"*/runs/{strategy}-s*")):
         result = load_campaign(run)
-        role, failed = roles(result.trials, result.config)
+        role, failed = roles(result.searched, result.config)
         rows.append({"case": run.parent.parent.name, "seed": int(result.config["seed"]), **_counts(role, failed)})
     if not rows:
         raise SystemExit(f"No {strategy} campaign under {root} (expected {root}/CASE/runs/{strategy}-sSEED).")

@@ -130,7 +130,7 @@ def campaign_rows(root: Path, cases: list[str] | None, folds: int, likelihood: s
         strategy = set_ups[case]
         result = load_campaign(run)
         seed = int(result.config["seed"])
-        trials = result.trials[result.trials["source"] != "audit"].sort_values(["step", "idx"])
+        trials = result.searched
         X, loss = np.stack(trials["x"].to_numpy()), trials["loss"].to_numpy(float)
         if name == "random":
             judged = np.isfinite(loss)

@@ -29,6 +29,11 @@ class CampaignResult:
     retried: tuple[int, int] = (0, 0)  # this run: trials evaluated again after a target error, and how many got an answer
 
     @property
+    def searched(self) -> pd.DataFrame:
+        """The trials the strategy chose (the audit sample left out), in the order it asked them."""
+        return self.trials[self.trials["source"] != "audit"].sort_values(["step", "idx"])
+
+    @property
     def vocabulary(self) -> Vocabulary:
         """How the campaign's generator describes what it renders (captions, scales, the attributes
         analysed by default); an empty one for a generator no longer registered."""
