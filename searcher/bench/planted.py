@@ -21,7 +21,7 @@ from searcher.bench.cases import Case
 from searcher.bench.score import run_scores
 from searcher.strategies import Strategy, make_strategy
 
-__all__ = ["BATCH", "ask_tell", "run_planted"]
+__all__ = ["BATCH", "ask_tell", "planted_labels", "run_planted"]
 
 BATCH = 4
 
@@ -40,15 +40,23 @@ def ask_tell(strategy: Strategy, loss: Callable[[np.ndarray], np.ndarray], budge
     return np.concatenate(asked), times
 
 
-def run_planted(case: Case, strategy: str, seed: int, budget: int, options: Mapping[str, Any] | None = None) -> dict[str, Any]:
-    """`budget` evaluations of `strategy` (seeded `seed`, built with `options`) on the planted `case`:
-    its row of runs.csv (scores, the median seconds per ask and the run's seconds)."""
-    start = time.perf_counter()
+def planted_labels(case: Case, strategy: str, seed: int, budget: int, options: Mapping[str, Any] | None = None
+                   ) -> tuple[np.ndarray, np.ndarray, list[float]]:
+    """`budget` evaluations of `strategy` (seeded `seed`, built with `options`) on the planted `case`,
+    in the order asked: the region each point found anew (-1 for a pass or a repeat, which finds
+    nothing new), whether it repeated an earlier point, and the seconds each `ask` took."""
     regions = case.regions()
     s = make_strategy(strategy, regions.space, seed=seed, budget=budget, **dict(options or {}))
     X, times = ask_tell(s, lambda X: regions.loss(X, score=case.score), budget)
     again = repeated(X)
-    labels = np.where(again, -1, regions.region_of(X))  # a repeat finds nothing new
+    return np.where(again, -1, regions.region_of(X)), again, times
+
+
+def run_planted(case: Case, strategy: str, seed: int, budget: int, options: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """`budget` evaluations of `strategy` (seeded `seed`, built with `options`) on the planted `case`:
+    its row of runs.csv (scores, the median seconds per ask and the run's seconds)."""
+    start = time.perf_counter()
+    labels, again, times = planted_labels(case, strategy, seed, budget, options)
     return {"case": case.name, "kind": case.kind, "strategy": strategy, "seed": seed, "budget": budget,
-            **run_scores(labels, int(again.sum()), regions.k), "median_ask_s": float(np.median(times)),
+            **run_scores(labels, int(again.sum()), int(case.options["k"])), "median_ask_s": float(np.median(times)),
             "seconds": time.perf_counter() - start}

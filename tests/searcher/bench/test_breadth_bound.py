@@ -35,3 +35,56 @@ def test_a_bar_set_by_uniform_coverage_leaves_too_little_to_harvest():
     assert 100 < row["bo-modes: exploring points"] < 200
     rows[1]["failures"] = 100
     assert bb.bound(pd.DataFrame(rows), draws=200_000).loc["planted-d6-k5", "possible"]
+
+
+def test_discovery_counts_regions_when_first_hit_and_every_failure():
+    bb = load_script(SCRIPT)
+    regions, failures = bb.discovery(np.array([-1, 2, 2, -1, 0, 2, 1]))
+    assert regions.tolist() == [0, 0, 1, 1, 1, 2, 2, 3]
+    assert failures.tolist() == [0, 0, 1, 2, 2, 3, 4, 5]
+
+
+def _runs(rows):
+    return pd.DataFrame([{"case": "planted-d6-k5", "kind": "planted", "seed": 0, "budget": 400, "effective_breadth": b,
+                          "strategy": s, "failures": f, "breadth": b} for s, f, b in rows])
+
+
+def test_an_explorer_that_finds_the_regions_early_leaves_room_for_the_harvest():
+    """Bars: 90% of 5 regions (4.5, so 5) and 80% of 250 failures (200). An explorer whose run hits
+    its fifth region at point 100 leaves 300 points, enough; one that hits it at point 350 leaves
+    50 beside its 20 failures, too few; one that never hits five is never within reach."""
+    bb = load_script(SCRIPT)
+    runs = _runs([("cmame", 20, 5), ("tpe", 250, 1), ("slow", 20, 5), ("narrow", 30, 3)])
+
+    def curve(at):
+        labels = np.full(400, -1)
+        labels[np.asarray(at)] = np.arange(len(at))
+        return bb.discovery(labels)
+
+    curves = {("planted-d6-k5", "cmame", 0): curve([10, 30, 50, 70, 99]), ("planted-d6-k5", "slow", 0): curve([10, 30, 50, 70, 349]),
+              ("planted-d6-k5", "narrow", 0): curve([10, 30, 50])}
+    table = bb.explorer_bound(runs, curves).set_index("explorer")
+    assert table.loc["cmame", "points for the breadth bar"] == 100 and table.loc["cmame", "failures then, at most"] == 305
+    assert table.loc["cmame", "possible"] and not table.loc["slow", "possible"]
+    assert table.loc["slow", "failures then, at most"] == 55
+    assert pd.isna(table.loc["narrow", "points for the breadth bar"]) and not table.loc["narrow", "possible"]
+    assert not table["as stored"].any()  # the hand-made curves found 5 and 3 failures, not the 20 and 30 stored
+    text = bb.explorer_markdown(table.reset_index())
+    assert "**100, 305**" in text and "never" in text and "on 1 of 1 cases" in text
+
+
+def test_explorers_run_again_as_the_suite_ran_them():
+    """A planted run made by the suite's own code and run again by the script: the same failures
+    (so the table says "as stored"), and curves that end at the run's scores."""
+    bb = load_script(SCRIPT)
+    from searcher.bench import select_cases
+    from searcher.bench.planted import run_planted
+
+    case = select_cases(["planted-d6-k5"])[0]
+    runs = pd.DataFrame([run_planted(case, "random", seed, 60) for seed in (0, 1)])
+    curves = bb.explorer_curves(runs, ["random"])
+    for seed in (0, 1):
+        regions, failures = curves["planted-d6-k5", "random", seed]
+        row = runs[runs["seed"] == seed].iloc[0]
+        assert len(regions) == 61 and regions[-1] == row["breadth"] and failures[-1] == row["failures"]
+    assert bb.explorer_bound(runs, curves)["as stored"].all()
