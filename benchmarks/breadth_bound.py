@@ -100,6 +100,12 @@ def bars(part: pd.DataFrame) -> tuple[dict[str, Any], dict[str, Any]]:
              "best peer": peers["failures"].idxmax() if len(peers) else None})
 
 
+def first_reaching(curve: np.ndarray, bar: float) -> int | None:
+    """The first index at which a non-decreasing `curve` (regions hit by point n) reaches `bar`; None if it never does."""
+    reached = np.asarray(curve) >= bar
+    return int(np.argmax(reached)) if reached.any() else None
+
+
 def discovery(labels: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Per `n` = 0..len(labels): the regions hit and the failures found by a run's first `n` points,
     from the region each point found anew (-1: none; `planted_labels`)."""
@@ -150,7 +156,7 @@ def explorer_bound(runs: pd.DataFrame, curves: dict[tuple[str, str, int], tuple[
             stored = part[part["strategy"] == strategy].set_index("seed").loc[seeds, "failures"].to_numpy()
             again = np.array([curves[case.name, strategy, k][1][-1] for k in seeds])
             budget = len(regions) - 1
-            n = int(np.argmax(regions >= bar["breadth bar"])) if (regions >= bar["breadth bar"]).any() else None
+            n = first_reaching(regions, bar["breadth bar"])
             most = None if n is None else budget - n + failures[n]
             rows.append({"case": case.name, "explorer": strategy, **bar, **need, "points for the breadth bar": n,
                          "failures then, at most": most, "possible": bool(n is not None and most >= need["failures bar"]),
@@ -198,7 +204,7 @@ def bound(runs: pd.DataFrame, draws: int = DRAWS, under: str = "bo-modes") -> pd
         p = volumes(regions, draws)
         bar, need = bars(part)
         hits = expected_hits(p, np.arange(budget + 1))
-        n = int(np.argmax(hits >= bar["breadth bar"])) if (hits >= bar["breadth bar"]).any() else None
+        n = first_reaching(hits, bar["breadth bar"])
         most = None if n is None else budget - n + n * p.sum()  # a harvest that never misses, after n uniform points
         row = {"case": case.name, "volume": p.sum(), "regions": regions.k, **bar, **need,
                "uniform points for the breadth bar": n, "failures then, at most": most,
