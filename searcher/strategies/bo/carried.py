@@ -5,6 +5,9 @@ the position in their Sobol sequence; and the one-thread context their small den
 the original asked. Hyperparameters are refitted, warm, when the data has grown by `refit` since
 the last fit, and carried over unchanged in between; a strategy that fits another model than the
 last (`bo-modes` switching likelihood) starts that one cold, as the carried values are not its.
+Past `max_points` the GP is fitted on the recent failures (up to half) and the recent passes, so a
+step costs what it cost at the cap; the training set no longer grows, so the hyperparameters
+fitted at the cap are carried from then on.
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ from typing import Any
 import numpy as np
 import torch
 
+from searcher.objective import FAILURE
 from searcher.space import Space
 from searcher.strategies.base import StrategyBase
 from searcher.strategies.baselines import sobol_points
@@ -41,10 +45,12 @@ class CarriedGP(StrategyBase):
     Args:
         refit: hyperparameters are refitted when the training set has grown by this fraction.
         iterations: L-BFGS-B iterations of a warm refit.
+        max_points: the most points the GP is fitted on (`_training_rows`).
     """
 
-    def __init__(self, space: Space, seed: int = 0, refit: float = 0.1, iterations: int = 30) -> None:
+    def __init__(self, space: Space, seed: int = 0, refit: float = 0.1, iterations: int = 30, max_points: int = 1000) -> None:
         super().__init__(space, seed)
+        self.max_points = check_int("max_points", max_points, 10)
         self.refit = check_number("refit", refit, 0.0, 10.0)
         self.iterations = check_int("iterations", iterations, 0)
         self._warm: dict[str, list[float]] | None = None
@@ -67,6 +73,18 @@ class CarriedGP(StrategyBase):
         """The next `n` points of the strategy's scrambled Sobol sequence, snapped."""
         self._sobol += n
         return self.cube.snap(sobol_points(self.dim, self.seed, self._sobol - n, n))
+
+    def _training_rows(self, loss: np.ndarray) -> np.ndarray:
+        """Indices the GP is fitted on: all, or beyond `max_points` the recent failures (up to half)
+        and the recent passes. The recent points are where the search is working now, around the
+        modes it harvests; keeping instead a spread of the whole history (farthest-point thinning
+        of each class) left the harvest's edges unknown and found half the failures
+        (docs/search.md)."""
+        if len(loss) <= self.max_points:
+            return np.arange(len(loss))
+        failed = np.flatnonzero(loss >= FAILURE)[-(self.max_points // 2) :]
+        passed = np.flatnonzero(loss < FAILURE)[-(self.max_points - len(failed)) :]
+        return np.sort(np.concatenate([failed, passed]))
 
     def _fit_carried(self, fit: Callable[..., tuple[Any, dict[str, list[float]]]], X: torch.Tensor, y: torch.Tensor,
                      model: str | None = None) -> Any:

@@ -198,14 +198,19 @@ class FailureModes(CarriedGP):
             `low` and `high` are never judged (their truth sits at the cut), so none is proposed.
         refit: hyperparameters are refitted when the data has grown by this fraction.
         iterations: L-BFGS-B iterations of a warm refit.
+        max_points: the GP is fitted on at most this many points (default 1,000, as `bo`'s; beyond:
+            every recent failure, up to half, and the most recent passes), so a proposal costs what
+            it cost at the cap however long the campaign runs (docs/search.md has what it costs in
+            failures).
     """
 
     def __init__(self, space: Space, seed: int = 0, budget: int | None = None, n_init: int = 20, early: float = 0.6,
                  late: float = 0.15, split: float = 0.4, radius: float = 0.2, model: str = "gp", refit: float = 0.1,
                  iterations: int = 30, unjudged: Sequence[float] | None = None, near_best: float = 0.8,
                  probe: bool = False, inside: str = "earned", likelihood: str = "auto", anywhere: float = 0.5,
-                 anywhere_rule: str = "earned", explore: str = "draw", explore_when: str = "hopeful") -> None:
-        super().__init__(space, seed, refit, iterations)
+                 anywhere_rule: str = "earned", explore: str = "draw", explore_when: str = "hopeful",
+                 max_points: int = 1000) -> None:
+        super().__init__(space, seed, refit, iterations, max_points)
         self.explore = check_choice("explore", explore, EXPLORE)
         self.explore_when = check_choice("explore_when", explore_when, EXPLORE_WHEN)
         self.anywhere = check_number("anywhere", anywhere, 0.0, 1.0)
@@ -315,6 +320,9 @@ class FailureModes(CarriedGP):
     # ------------------------------------------------------------------ the model
 
     def _fit(self, X: np.ndarray, loss: np.ndarray) -> _Model:
+        """The model of the told points (beyond `max_points`, of `_training_rows`)."""
+        rows = self._training_rows(loss)
+        X, loss = X[rows], loss[rows]
         sign = self._signs
         y = loss if sign is None else np.where(sign(X) > 0, loss, 1.0 - loss)  # the target's evidence for the label above the cut
         likelihood = self.likelihood

@@ -122,7 +122,7 @@ class BayesianOptimization(CarriedGP):
         refit: float = 0.1,
         iterations: int = 30,
     ) -> None:
-        super().__init__(space, seed, refit, iterations)
+        super().__init__(space, seed, refit, iterations, max_points)
         self.alpha = check_number("alpha", alpha, 0.0, 1.0)
         self.radius = check_number("radius", radius, 0.0, 1.0, open_low=True)
         self.neighbourhood = check_choice("neighbourhood", neighbourhood, NEIGHBOURHOODS)
@@ -145,7 +145,6 @@ class BayesianOptimization(CarriedGP):
             if budget is not None and self.n_init > budget:
                 raise ParameterError(f"The budget ({budget}) is smaller than the initial design (n_init = {self.n_init}); raise the budget or lower n_init.")
         self.acquisition = check_choice("acquisition", acquisition, ACQUISITIONS)
-        self.max_points = check_int("max_points", max_points, 10)
 
     def _fill_every_cell(self) -> int:
         if self.alpha in (0.0, 1.0):
@@ -173,14 +172,6 @@ class BayesianOptimization(CarriedGP):
         with one_thread(), manual_seed(seed), gpytorch.settings.max_cholesky_size(CHOLESKY_LIMIT):
             model = self._fit_carried(fit_gp, tX, ty)
             return self._propose(model, self.cube.snap(X[failed][-self.memory :]), n, np.random.default_rng(seed))
-
-    def _training_rows(self, loss: np.ndarray) -> np.ndarray:
-        """Indices the GP is fitted on: all, or beyond `max_points` the recent failures (up to half) and the recent passes."""
-        if len(loss) <= self.max_points:
-            return np.arange(len(loss))
-        failed = np.flatnonzero(loss >= FAILURE)[-(self.max_points // 2) :]
-        passed = np.flatnonzero(loss < FAILURE)[-(self.max_points - len(failed)) :]
-        return np.sort(np.concatenate([failed, passed]))
 
     def _around(self, centres: np.ndarray, rng: np.random.Generator) -> np.ndarray:
         return around(self.cube, centres, rng, _LOCAL)

@@ -382,10 +382,31 @@ def test_normal_scores_share_ties_and_keep_the_order():
                                             ({"inside": True}, "'never', 'always', 'earned'"),
                                             ({"likelihood": "probit"}, "'gaussian', 'dirichlet'"), ({"anywhere": 2}, "'anywhere'"),
                                             ({"anywhere_rule": "sometimes"}, "'always', 'earned'"), ({"explore": "climb-all"}, "'draw', 'climb'"),
-                                            ({"explore_when": "always"}, "'scheduled', 'hopeful'")])
+                                            ({"explore_when": "always"}, "'scheduled', 'hopeful'"), ({"max_points": 5}, "'max_points'")])
 def test_bad_options_are_named(options, match):
     with pytest.raises(ParameterError, match=match):
         make_strategy("bo-modes", CUBE3, **options)
+
+
+@pytest.mark.parametrize("name", ["bo", "bo-modes"])
+def test_beyond_max_points_the_model_is_fitted_on_the_recent_failures_and_passes(name):
+    """A history of 150 points, failures every third: capped at 60, the GP is fitted on the 30 most
+    recent failures and the 30 most recent passes, and a step past the cap fits no more (its cost
+    stays the cap's); at or under the cap, on everything. Where failures are too few for half,
+    passes fill the rest."""
+    rng = np.random.default_rng(0)
+    X, loss = rng.random((150, 3)), (np.arange(150) % 3 == 0).astype(float)
+    s = make_strategy(name, CUBE3, max_points=60)
+    rows = s._training_rows(loss)
+    failed, passed = np.flatnonzero(loss == 1), np.flatnonzero(loss == 0)
+    assert rows.tolist() == sorted(failed[-30:].tolist() + passed[-30:].tolist())
+    assert make_strategy(name, CUBE3, max_points=150)._training_rows(loss).tolist() == list(range(150))
+    rare = np.zeros(150)
+    rare[[3, 70]] = 1.0
+    assert s._training_rows(rare).tolist() == [3, 70, *range(92, 150)]
+    s.tell(X, loss)
+    s.ask(4, 0)
+    assert s.state()["fitted_on"] == 60
 
 
 def test_a_lone_failure_the_model_does_not_believe_is_harvested_close_by():
