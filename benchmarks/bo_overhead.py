@@ -15,9 +15,8 @@ numbers are the strategy's alone. For each history size, a batch of 4 is asked t
             (what a campaign does when the history has grown by 10% since the last fit);
 - carried:  hyperparameters reused as they are (every other step): the GP is only conditioned.
 
-Past `max_points` (default 1,000) the GP is fitted on a subset: for `bo` every recent failure, up
-to half of it, and the most recent passes; for `bo-modes` half failures and half passes, each class
-thinned by farthest-point traversal. `--uncapped` lifts the cap to show what exact GPs would cost.
+Past `max_points` (default 1,000) the GP of either strategy is fitted on a subset: every recent
+failure, up to half of it, and the most recent passes. `--uncapped` lifts the cap to show what exact GPs would cost.
 `bo-modes`'s proposal adds the failure graph's segment test and one posterior per mode's candidates.
 
 `--run N` times what a campaign's steps cost instead: the strategy searches that loss by ask/tell
