@@ -1,4 +1,4 @@
-"""1,000 bootstrap fits of the covariate-adjusted logistic model (Fig. 15 of 000_086d20e137b04667.txt).
+"""1,000 bootstrap fits of the covariate-adjusted logistic model (Fig. 15 of docs/papers.md#balakrishnan).
 
     python benchmarks/logistic_bootstrap.py              # 8,000 rows x 17 binary covariates, 1,000 resamples
     python benchmarks/logistic_bootstrap.py --rows 2000 --boot 300

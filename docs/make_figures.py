@@ -39,7 +39,7 @@ def one_identity() -> None:
 
 def entanglement() -> None:
     """faces-latent: a step along the fitted hair-length direction, before and after removing its
-    gender component (Algorithm 2 of 000_086d20e137b04667.txt, in miniature)."""
+    gender component (Algorithm 2 of docs/papers.md#balakrishnan, in miniature)."""
     gen = generators.load("faces-latent")
     z = np.random.default_rng(0).standard_normal((4000, gen.latent_dim))
     rows = gen.attributes(z)

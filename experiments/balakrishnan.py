@@ -1,4 +1,4 @@
-"""Balakrishnan et al. (000_086d20e137b04667.txt) reproduced on the planted `gender-cnn`: an
+"""Balakrishnan et al. (docs/papers.md#balakrishnan) reproduced on the planted `gender-cnn`: an
 observational benchmark blames skin tone, an experiment on transects finds hair length and gender.
 
     python experiments/balakrishnan.py                  # defaults below, a few minutes on 2 cores

@@ -1,4 +1,4 @@
-"""Denton et al. (001_003fe66399ba5bbd.txt) reproduced on `faces-cvae`: counterfactual sweeps along
+"""Denton et al. (docs/papers.md#denton) reproduced on `faces-cvae`: counterfactual sweeps along
 attribute vectors of a learned latent space, scored by `smile-cnn` (whose planted beard and makeup
 shortcuts are the known answer) and by OpenCV's `haar-smile`.
 

@@ -1,4 +1,4 @@
-"""McDuff et al. (003_cc490b638f1b9b67.txt) reproduced on this engine: search efficiency, the alpha
+"""McDuff et al. (docs/papers.md#mcduff) reproduced on this engine: search efficiency, the alpha
 trade-off, error rates by group, mean faces, and retraining with the control the paper lacked.
 
     python experiments/mcduff.py --out runs/mcduff            # the full run (dlib's CNN campaigns dominate: 4,000 evaluations at 2-4 /s)

@@ -4,7 +4,7 @@
 process or a Ray actor, can build the same `Objective`; `Objective.evaluate(params, seed)` returns
 one `Outcome` per params dict.
 
-Losses (the classifier loss L_c of 003_cc490b638f1b9b67.txt, in [0, 1]; >= 0.5 is a failure):
+Losses (the classifier loss L_c of docs/papers.md#mcduff, in [0, 1]; >= 0.5 is a failure):
 
 - `detect`, "zero-one": 1 when no face was found, else 0;
 - `detect`, "score": 1 when no face was found, else `0.5 * sigmoid(-confidence)` (`detection_loss`):

@@ -3,7 +3,7 @@
 A :class:`Space` holds continuous, integer and categorical parameters and optionally one latent
 block (dimension D, standard-normal prior, searched inside the box ``[-bound, bound]^D``).
 Strategies work in the unit cube: continuous and integer parameters map linearly, categoricals
-map to one-hot blocks (the conditioning vector of McDuff et al., 003_cc490b638f1b9b67.txt) and
+map to one-hot blocks (the conditioning vector of McDuff et al., docs/papers.md#mcduff) and
 decode by argmax, latent coordinates map linearly from the box. A space made with
 ``prior_cube=True`` (a campaign's default, `--cube prior`) reads its cube as quantiles of the
 prior instead: continuous and latent coordinates through the inverse CDF, one-hot blocks by a

@@ -5,7 +5,7 @@
 - `dlib-hog`: dlib's HOG + linear SVM frontal detector, built into dlib.
 - `haar-face`: OpenCV 4.x `haarcascade_frontalface_default.xml` on the grey image.
 - `haar-smile`: OpenCV's `haarcascade_smile.xml` inside the largest Haar face (a real smiling
-  classifier, as in 001_003fe66399ba5bbd.txt); "no face" is its own outcome, not an error.
+  classifier, as in docs/papers.md#denton); "no face" is its own outcome, not an error.
 """
 
 from __future__ import annotations

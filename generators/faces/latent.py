@@ -7,7 +7,7 @@ papers found in real generators:
 
 - **hair and gender**: hair length loads on the gender factor (``h = t_hair + 0.7 t_gender``), so a
   direction fitted to hair length also moves perceived gender until it is orthogonalised (the
-  motivating example of Algorithm 2 in 000_086d20e137b04667.txt);
+  motivating example of Algorithm 2 in docs/papers.md#balakrishnan);
 - **hair and facial hair** (Fig. 18 there): facial hair loads on the hair factor, and only shows
   on masculine-presenting faces, so lengthening hair adds a beard to men;
 - **skin and earrings** (Fig. 19 there): earrings load on the darker-skin factor and on the gender

@@ -1,6 +1,6 @@
 """`faces`: procedural faces with every attribute a parameter (the embedded default generator).
 
-Attributes follow the annotation scales of Balakrishnan et al. (000_086d20e137b04667.txt, Sec. 4):
+Attributes follow the annotation scales of Balakrishnan et al. (docs/papers.md#balakrishnan, Sec. 4):
 skin tone on the Fitzpatrick scale, gender as a one-dimensional *perception* scale (an onlooker's
 report of the outward presentation, not anyone's identity), age from child to senior. There is
 no person behind these images; see the README's limitations.

@@ -1,7 +1,7 @@
 """How people describe a face: the annotation scales, captions, the attributes analysed by default
 and the protected groups, for `faces` and `faces-latent` alike (both render the same attributes).
 
-The scales are the rating form of Balakrishnan et al. (000_086d20e137b04667.txt, Fig. 6) on this
+The scales are the rating form of Balakrishnan et al. (docs/papers.md#balakrishnan, Fig. 6) on this
 project's attributes; `earrings` and `smile` are ours. `gender_presentation` keeps this project's
 orientation: level 1 is clearly masculine, level 5 clearly feminine (the paper's form lists Female
 first); it is a perception scale, not anyone's gender.

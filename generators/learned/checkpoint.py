@@ -4,7 +4,7 @@
     gen = generators.load("checkpoint", spec="my_gan.toml", path="other_weights.pt2")
 
 The space is the spec's conditions (categoricals, one-hot in the unit cube: the mixed space McDuff
-et al. search, 003_cc490b638f1b9b67.txt, Sec. 3) followed by the latent coordinates `z0 .. z{D-1}`
+et al. search, docs/papers.md#mcduff, Sec. 3) followed by the latent coordinates `z0 .. z{D-1}`
 (a standard-normal latent block searched in `[-bound, bound]^D`, or uniform coordinates). The
 model is a pure function of `(z, c)`: `seed` and transect `keys` change nothing.
 
@@ -219,7 +219,7 @@ class CheckpointGenerator:
 
     def encode(self, images: np.ndarray) -> np.ndarray:
         """`E(x) -> z`: `N x D` codes of uint8 `N x H x W x 3` images of any size (resized to the
-        model's resolution), rendered or real (Denton et al., 001_003fe66399ba5bbd.txt, Sec. 3)."""
+        model's resolution), rendered or real (Denton et al., docs/papers.md#denton, Sec. 3)."""
         return self._encode(images)[0]
 
     def encode_params(self, images: np.ndarray) -> list[Params]:

@@ -1,6 +1,6 @@
 """The training set of `faces-cvae`: `faces` renders labelled with the two conditions it takes.
 
-Conditions (McDuff et al.'s region x gender, 003_cc490b638f1b9b67.txt, Sec. 3, on this project's
+Conditions (McDuff et al.'s region x gender, docs/papers.md#mcduff, Sec. 3, on this project's
 attributes): a Fitzpatrick group and a gender presentation. Each row draws its conditions
 uniformly (a balanced set, as the paper's), then the rendered attribute inside the condition's
 *clear* band: skin tone away from the group edges, presentation away from the middle, as the

@@ -1,9 +1,9 @@
 """The networks behind `faces-cvae`: a conditional VAE (Kingma et al. 2014, "M2"-style conditioning)
 whose decoder takes `[z; c]`, the latent code concatenated with one one-hot block per condition, as
-McDuff et al.'s generator takes `[z; theta]` (003_cc490b638f1b9b67.txt, Sec. 3).
+McDuff et al.'s generator takes `[z; theta]` (docs/papers.md#mcduff, Sec. 3).
 
 Why a VAE and not a conditional GAN: on two CPU cores a VAE trains in minutes and stably, and it
-comes with the encoder `E(x) -> z` that Denton et al.'s counterfactuals need (001_003fe66399ba5bbd.txt,
+comes with the encoder `E(x) -> z` that Denton et al.'s counterfactuals need (docs/papers.md#denton,
 Sec. 3); a GAN needs a second network trained to invert it. The price is blur, which the
 validation (`searcher validate-generator`) measures instead of hiding.
 

@@ -23,7 +23,7 @@
 
 The model is called as `model(z)` without conditions and `model(z, c)` with them, `c` the
 concatenated one-hot blocks in the order the conditions are listed (McDuff et al.'s `[z; theta]`,
-003_cc490b638f1b9b67.txt, Sec. 3). Files are relative to the spec. Every key is checked here, so a
+docs/papers.md#mcduff, Sec. 3). Files are relative to the spec. Every key is checked here, so a
 misspelt key or a bad value is an error that names it and what would have been valid; whether the
 model agrees with the spec is checked when it is loaded (`checkpoint.py`).
 """

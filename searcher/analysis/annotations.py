@@ -1,6 +1,6 @@
 """Annotations: several annotators per image and attribute, aggregated and used for pruning.
 
-Balakrishnan et al. (000_086d20e137b04667.txt, Sec. 4.3) collect 5 ratings per image and attribute
+Balakrishnan et al. (docs/papers.md#balakrishnan, Sec. 4.3) collect 5 ratings per image and attribute
 on discrete scales of 3 to 6 levels (Fig. 6), measure agreement by the per-image standard deviation
 in units of the attribute's dynamic range (Fig. 8), and prune images judged fake or lying in an
 ambiguous middle range (Sec. 5.2.1). This module does the same with

@@ -3,7 +3,7 @@
 Each combination is an independent campaign in `DIR/runs/`; the comparison reads them back and
 writes `DIR/compare.csv` (one row per campaign), `DIR/curves.csv` (cumulative failures against
 evaluations) and two figures: failures found against evaluations with a band of one standard
-deviation across seeds (Fig. 4a of 003_cc490b638f1b9b67.txt) and the percentage of failures
+deviation across seeds (Fig. 4a of docs/papers.md#mcduff) and the percentage of failures
 against alpha (Fig. 4b). Diversity is measured by the planted regions found where the truth knows
 them (a `region` column), and otherwise by the failure modes found and the mean pairwise distance
 of failures (in the unit cube, divided by the square root of its dimension). Failures are
@@ -106,7 +106,7 @@ def mode_labels(runs: Sequence[pd.DataFrame], strategies: Sequence[str], modes: 
     cross-fitted: a campaign of seed k is scored on the clusters of the uniform campaigns of every
     other seed. Clusters cut from a run's own failures fit them: scored on modes its failures made,
     a random search looks more even than one it did not shape (measured on the suite's face cases,
-    its effective modes 0.5-1.7 higher on five of seven; `benchmarks/mode_shares.py`), and it sets
+    its effective modes 0.5-1.7 higher on five of seven; `lab/mode_shares.py`), and it sets
     the breadth bar. Every strategy's seed k is scored on the same modes, so the comparison stays
     like with like.
 

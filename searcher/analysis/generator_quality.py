@@ -1,5 +1,5 @@
 """Validation of a learned generator, as McDuff et al. characterised theirs before searching it
-(003_cc490b638f1b9b67.txt, "Validation of Image Generation"): for every combination of its
+(docs/papers.md#mcduff, "Validation of Image Generation"): for every combination of its
 conditions, `n` samples with `z` from the prior, and
 
 - **conditioning**: how often the face shows the condition it was asked for, read by a classifier

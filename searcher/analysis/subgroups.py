@@ -5,13 +5,13 @@ library call behind `searcher analyze DIR`.
     analyze("runs/transects", n_boot=200)             a transect directory (transects.csv)
     analyze("runs/bo", attributes=["skin_tone", "age"], bins=4, out="report")
 
-Why (Balakrishnan et al., 000_086d20e137b04667.txt): the failure rate of each subgroup (E_j^s of
+Why (Balakrishnan et al., docs/papers.md#balakrishnan): the failure rate of each subgroup (E_j^s of
 eq. 1, with Wilson intervals; intersections as in Fig. 13) shows who fails, but on an observational
 sample it can blame an attribute that only travels with the cause. A logistic regression of the
 failure on all the binned attributes (eq. 2; coefficients with bootstrap errors as in Fig. 15) holds
 the others fixed, and transects, where the attributes are set by design, give the treatment effect
 E_j^1 - E_j^0 directly; where an axis has more than two steps the score sensitivity of Denton et al.
-(001_003fe66399ba5bbd.txt, eq. 3) is drawn along it.
+(docs/papers.md#denton, eq. 3) is drawn along it.
 
 Rates are search-aware: an adaptive search (bo, tpe, cmaes) samples failures on purpose, so its
 trials are no population. Rates then come from the campaign's uniform audit sample

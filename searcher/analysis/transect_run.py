@@ -5,7 +5,7 @@ target (`run_transects`, the library call behind `searcher transect`).
     run_transects("gender-cnn", attributes=["skin_tone", "hair_length", "gender_presentation"], size=(2, 2, 2),
                   n=200, hold=["facial_hair"], out="runs/gender")
 
-Steps (000_086d20e137b04667.txt, Sec. 4-5): sample `fit_samples` latents, annotate them (simulated
+Steps (docs/papers.md#balakrishnan, Sec. 4-5): sample `fit_samples` latents, annotate them (simulated
 annotators, or the generator's truth with `fit_on="truth"`), fit one hyperplane per attribute,
 build `n` transects of `size` around projected base points (Algorithms 1 and 2), render them,
 run the target on every image, annotate the transect images, and mark what the paper prunes:

@@ -1,6 +1,6 @@
 """Transects: matched grids of faces that differ along chosen attributes only.
 
-After Balakrishnan et al. (000_086d20e137b04667.txt, Sec. 4.1):
+After Balakrishnan et al. (docs/papers.md#balakrishnan, Sec. 4.1):
 
 1. `fit_hyperplanes` (Sec. 4.1.1): from latent codes and annotated attributes, one hyperplane per
    attribute: ridge regression for continuous attributes, a linear SVM for binary ones. Each is
@@ -16,7 +16,7 @@ After Balakrishnan et al. (000_086d20e137b04667.txt, Sec. 4.1):
    projected base point, rendered with the generator's `from_latent`.
 5. `transect_drift`, `axis_drift`, `prune_transects`: did what was meant to stay fixed stay fixed?
 
-`attribute_vector` is the attribute vector of Denton et al. (001_003fe66399ba5bbd.txt, Sec. 4.2):
+`attribute_vector` is the attribute vector of Denton et al. (docs/papers.md#denton, Sec. 4.2):
 a linear classifier between latents with and without an attribute, the confounder balanced.
 
 Example:

@@ -1,4 +1,4 @@
-"""Face verification bias measured end to end, after the synthetic benchmark of 004_99dde84edfbe8adb.txt.
+"""Face verification bias measured end to end, after the synthetic benchmark of docs/papers.md#liang.
 
 Pseudo-identities are rendered under varied pose, age, expression and light; a verifier
 (`dlib-verify`: 128-d descriptors, Euclidean distance) embeds every image; genuine pairs (two
@@ -130,7 +130,7 @@ def render_pairs(generator: str = "faces", n_identities: int = 100, images_per_i
                  target_options: dict[str, Any] | None = None, resolution: int = 128, batch_size: int = 64,
                  seed: int = 0, progress: bool = False) -> VerificationSet:
     """Renders pseudo-identities, embeds each image with a verifier, and builds the pairs (Sec. 3
-    of 004_99dde84edfbe8adb.txt, which varies pose, age, expression and lighting per identity).
+    of docs/papers.md#liang, which varies pose, age, expression and lighting per identity).
 
     A pseudo-identity is everything that makes a face that face in `faces`: the `identity` number
     (face-shape details, eye and clothing colour), skin tone, gender presentation, hair length and
@@ -269,7 +269,7 @@ class VerificationReport:
 def analyze_pairs(pairs: pd.DataFrame, images: pd.DataFrame | None = None, *, fmr: float = 1e-3,
                   fallback_fmr: float = 1e-2, n_boot: int = 1000, seed: int = 0) -> VerificationReport:
     """FNMR vs FMR per group, FNMR per group at one global FMR threshold with bootstrap bands,
-    and identity-distance effects (Sec. 5 of 004_99dde84edfbe8adb.txt; NIST's fixed-threshold comparison).
+    and identity-distance effects (Sec. 5 of docs/papers.md#liang; NIST's fixed-threshold comparison).
 
     The threshold is chosen on all impostor pairs pooled (`threshold_at_fmr`, FMR `fmr`, or
     `fallback_fmr` when there are fewer than 10 / `fmr` of them; its warning is absorbed and

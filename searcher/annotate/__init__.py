@@ -1,5 +1,5 @@
 """A rating page for people: annotate the images of a campaign or transect run, the way
-Balakrishnan et al. had theirs annotated (000_086d20e137b04667.txt, Sec. 4.3 and Fig. 6).
+Balakrishnan et al. had theirs annotated (docs/papers.md#balakrishnan, Sec. 4.3 and Fig. 6).
 
     searcher annotate runs/transects --attributes skin_tone,gender_presentation --annotator alice
 

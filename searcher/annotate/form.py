@@ -1,6 +1,6 @@
 """The rating form: what the page asks about each attribute and what each level means.
 
-Balakrishnan et al. (000_086d20e137b04667.txt, Sec. 4.3, Fig. 6) ask one question per attribute,
+Balakrishnan et al. (docs/papers.md#balakrishnan, Sec. 4.3, Fig. 6) ask one question per attribute,
 answered on a discrete scale of three to six levels, each level named and, for most attributes,
 described ("Likely fake: Many would say it's fake, but not everyone"). The scales (levels and
 their names) are the generator's vocabulary; the questions and descriptions are the paper's, for

@@ -178,7 +178,7 @@ def set_up(campaign: CampaignConfig) -> SetUp:
     classify target, the band of the truth's cut that the target never judges is the strategy's
     `unjudged`); a stored campaign's `CampaignConfig.from_dir(path)`, with another `strategy`
     (`dataclasses.replace`), gives the strategy another search would have run on the same space
-    (`benchmarks/model_auc.py` fits its model on a random campaign's trials so)."""
+    (`lab/model_auc.py` fits its model on a random campaign's trials so)."""
     import generators
 
     c = campaign

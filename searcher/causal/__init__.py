@@ -5,24 +5,24 @@ Every estimator is a function of a pandas DataFrame (or of arrays), validates it
 valid, so bad input to `searcher analyze` is a one-line error, never a traceback), and reports an
 interval with each number.
 
-Subgroups and effects (Balakrishnan et al., 000_086d20e137b04667.txt)
+Subgroups and effects (Balakrishnan et al., docs/papers.md#balakrishnan)
     `subgroup_error_rates`  E_j^s of eq. (1) per group or intersection (Fig. 13), Wilson intervals
     `ate`                   E_j^1 - E_j^0, Newcombe's hybrid score interval
     `logistic_effects`      L2 logistic regression of the error on covariates, bootstrap std (eq. 2, Fig. 15)
     `one_hot_bins`          continuous attribute -> 0/1 indicator columns
     `wilson_interval`, `newcombe_interval`  the intervals themselves
 
-Counterfactual sensitivity (Denton et al., 001_003fe66399ba5bbd.txt)
+Counterfactual sensitivity (Denton et al., docs/papers.md#denton)
     `score_sensitivity`           eq. (3) over a lambda sweep, optionally near the boundary
     `classification_sensitivity`  eq. (6) and the flip rates S^{0->1}, S^{1->0}
     `interpolation_codes`, `interpolation_check`  the interpolation sanity check of Sec. 5
 
-Bias amplification (Wang and Russakovsky, 002_9eec4c1e17966c0f.txt)
+Bias amplification (Wang and Russakovsky, docs/papers.md#wang)
     `bias_amp`               BiasAmp-> of eq. (6), direction "AT" or "TA", per pair, bootstrap intervals
     `bias_amp_mals`          BiasAmp_MALS of eq. (1)
     `calibrated_predictions` the calibrated threshold of Sec. 3.3
 
-Face verification (004_99dde84edfbe8adb.txt)
+Face verification (docs/papers.md#liang)
     `verification_rates`, `threshold_at_fmr`, `fnmr_at_threshold`, `identity_distance_effects`
 
 Search-aware rates

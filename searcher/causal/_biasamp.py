@@ -1,4 +1,4 @@
-"""Bias amplification (Wang and Russakovsky, 002_9eec4c1e17966c0f.txt): BiasAmp_MALS (eq. 1, from
+"""Bias amplification (Wang and Russakovsky, docs/papers.md#wang): BiasAmp_MALS (eq. 1, from
 Zhao et al. 2017) and directional BiasAmp-> (eq. 6) in both directions, A->T and T->A, per
 attribute-task pair and aggregated, with bootstrap intervals and the calibrated threshold of Sec. 3.3.
 

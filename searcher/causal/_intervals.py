@@ -35,7 +35,7 @@ def _counts(k: Any, n: Any, caller: str) -> tuple[np.ndarray, np.ndarray]:
 
 def wilson_interval(k: Any, n: Any, level: float = 0.95) -> tuple[Any, Any]:
     """Wilson score interval of a proportion `k / n` (the error-rate bars of Fig. 13 of
-    Balakrishnan et al., 000_086d20e137b04667.txt).
+    Balakrishnan et al., docs/papers.md#balakrishnan).
 
     With `z` the two-sided normal quantile of `level` and `p = k / n`::
 

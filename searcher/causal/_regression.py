@@ -1,5 +1,5 @@
 """Covariate-adjusted effects: L2 logistic regression of the error on attributes with bootstrap
-standard errors (eq. 2, Sec. 5.5 and Fig. 15 of Balakrishnan et al., 000_086d20e137b04667.txt),
+standard errors (eq. 2, Sec. 5.5 and Fig. 15 of Balakrishnan et al., docs/papers.md#balakrishnan),
 and ordinary least squares with t intervals (used for identity distances)."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Counterfactual sensitivity (Denton et al., 001_003fe66399ba5bbd.txt): score sensitivity (eq. 3),
+"""Counterfactual sensitivity (Denton et al., docs/papers.md#denton): score sensitivity (eq. 3),
 classification sensitivity (eq. 6) with the 0->1 and 1->0 flip rates, the near-boundary
 restriction, and the interpolation sanity check of Sec. 5.
 

@@ -1,4 +1,4 @@
-"""Subgroup error rates E_j^s (eq. 1 of Balakrishnan et al., 000_086d20e137b04667.txt) with Wilson
+"""Subgroup error rates E_j^s (eq. 1 of Balakrishnan et al., docs/papers.md#balakrishnan) with Wilson
 intervals, intersectional tables (Fig. 13), the difference E_j^1 - E_j^0, binning of continuous
 attributes, and the search-aware guard on population rates."""
 

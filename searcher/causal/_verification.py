@@ -1,4 +1,4 @@
-"""Face verification bias (the synthetic face-recognition benchmark, 004_99dde84edfbe8adb.txt): FNMR
+"""Face verification bias (the synthetic face-recognition benchmark, docs/papers.md#liang): FNMR
 and FMR per demographic group over a sweep of thresholds, a global threshold at a target FMR, FNMR
 per group at that threshold with bootstrap bands, and the expected change of identity distance per
 unit change of each unprotected attribute.

@@ -7,7 +7,7 @@ a thin shell over `searcher.analysis.verification.verify`.
 Renders `-n` pseudo-identities (balanced over light/dark skin x masculine/feminine presentation)
 with `--images` images each that differ in pose, age, expression and light, embeds them with a
 verifier (`dlib-verify`), and compares genuine and within-group impostor pairs
-(004_99dde84edfbe8adb.txt; see `searcher.verification`).
+(docs/papers.md#liang; see `searcher.verification`).
 
 Writes to `--out`: images.csv (one row per image; `found` False = no face, left out of every
 pair), pairs.csv, rates.csv (per group at one global threshold set for an overall FMR of `--fmr`,
@@ -27,7 +27,7 @@ from searcher.validation import check_int, check_number
 HELP = "face verification error per demographic group on rendered pseudo-identities"
 DESCRIPTION = ("Render pseudo-identities under varied pose, age, expression and light, embed them with a face verifier, and "
                "measure FNMR against FMR per group, FNMR per group at one global FMR threshold, and how much each varied "
-               "attribute moves the identity distance (004_99dde84edfbe8adb.txt).")
+               "attribute moves the identity distance (docs/papers.md#liang).")
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:

@@ -5,7 +5,7 @@
     retrain("gender-cnn", hard="runs/bo", n=200, seeds=(0, 1, 2))   # failures of a campaign already run
     retrain(recipe=my_recipe, hard="runs/bo")                        # your own model: a TrainingRecipe
 
-McDuff et al. (003_cc490b638f1b9b67.txt, "Classifier Retraining") retrained a gender classifier
+McDuff et al. (docs/papers.md#mcduff, "Classifier Retraining") retrained a gender classifier
 with 800 failures their search found (81% -> 87%) and compared it with a model trained on
 balanced data (92%); they did not add 800 random images, so their gain cannot be told from
 "more data". Every seed here trains five arms with one recipe, differing in their data only:

@@ -4,7 +4,7 @@
     >>> X = strategy.ask(4, step=0)          # `4 x space.dim` points
     >>> strategy.tell(X, losses)
 
-`random` and `sobol` are the baselines of McDuff et al. (003_cc490b638f1b9b67.txt, Fig. 4); `bo` is
+`random` and `sobol` are the baselines of McDuff et al. (docs/papers.md#mcduff, Fig. 4); `bo` is
 their GP + expected improvement search with the diversity term of eq. (4); `bo-modes`, the default
 (`DEFAULT_STRATEGY`), looks for new failure modes with a GP and harvests a trust region per mode
 found: on the benchmark suite it finds more failures than `bo` on 19 of 21 cases with as much

@@ -2,7 +2,7 @@
 generator and a target, so the whole pipeline (strategies, executors, store, comparison) runs on it in
 milliseconds and is scored against the truth.
 
-A strategy is judged on two counts (McDuff et al., 003_cc490b638f1b9b67.txt, section 3): how many
+A strategy is judged on two counts (McDuff et al., docs/papers.md#mcduff, section 3): how many
 failures it finds in a budget, and how many *different* failure modes they cover. Real targets
 cannot say how many modes there are; this problem can (Ax's benchmark problems carry their known
 optimum the same way).

@@ -11,7 +11,7 @@ Every set starts from the `faces` parameters drawn *independently* from their pr
   decoration of their presentation (a beard 0.4-1 if masculine, makeup 0.4-1 if feminine), 85%
   of the others wear neither; the rest keep the plain prior.
 - `balanced_rows`: the held-out set: clear labels, every other attribute independent.
-- `ppb_rows`: an observational, PPB-like portrait set (Fig. 12 of 000_086d20e137b04667.txt):
+- `ppb_rows`: an observational, PPB-like portrait set (Fig. 12 of docs/papers.md#balakrishnan):
   adults, frontal and well lit, half light (Fitzpatrick 1-3) and half dark (4-6); men wear short
   hair, light-skinned women long hair, and dark-skinned women short hair more often than not.
 """

@@ -1,4 +1,4 @@
-"""The composite objective of eq. (4) of McDuff et al. (003_cc490b638f1b9b67.txt) and its EI.
+"""The composite objective of eq. (4) of McDuff et al. (docs/papers.md#mcduff) and its EI.
 
     L = (1 - alpha) * L_c + alpha * D(theta)                                          (4)
 

@@ -1,6 +1,6 @@
 """The Gaussian process of the BO strategy: RBF kernel with ARD, hyperpriors, capped noise.
 
-McDuff et al. (003_cc490b638f1b9b67.txt, section 3) use a GP with an RBF kernel, following Snoek
+McDuff et al. (docs/papers.md#mcduff, section 3) use a GP with an RBF kernel, following Snoek
 et al. (2012); here it models the classifier loss `L_c` (bo.py says why not the composite). A 0/1
 loss is a few rare spikes on a flat floor, which a bare maximum-likelihood fit reads badly: it
 explains the first failures as noise, or drives lengthscales to zero and interpolates needles.

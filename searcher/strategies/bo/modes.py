@@ -1,7 +1,7 @@
 """`bo-modes`: a Gaussian process that looks for new failure modes, and a trust region per mode found.
 
 The engine wants many failures *and* many failure modes per evaluation (eq. (4) of McDuff et al.,
-003_cc490b638f1b9b67.txt). The composite objective of `strategy.py` asks one acquisition to do
+docs/papers.md#mcduff). The composite objective of `strategy.py` asks one acquisition to do
 both and trades one for the other through `alpha`. Here the two jobs are kept apart, and the
 split between them is a schedule, not a weight (TuRBO's trust regions, Eriksson et al. 2019, one
 per failure mode instead of one per restart):

@@ -1,6 +1,6 @@
 """Bayesian optimisation for failures: GP + expected improvement of eq. (4) of McDuff et al.
 
-Each step (003_cc490b638f1b9b67.txt, section 3, with the changes the planted benchmark showed
+Each step (docs/papers.md#mcduff, section 3, with the changes the planted benchmark showed
 were needed; `benchmarks/strategies_planted.py` measures each):
 
 1. **Initial design.** Scrambled Sobol points until `n_init` are told and at least one failure is.

@@ -1,4 +1,4 @@
-"""`benchmarks/breadth_bound.py`: the regions uniform points hit, and what a budget split can reach."""
+"""`lab/breadth_bound.py`: the regions uniform points hit, and what a budget split can reach."""
 
 import numpy as np
 import pandas as pd
@@ -7,7 +7,7 @@ from project_scripts import load_script
 from searcher.strategies import make_strategy
 from searcher.testing.planted import PlantedRegions
 
-SCRIPT = "benchmarks/breadth_bound.py"
+SCRIPT = "lab/breadth_bound.py"
 
 
 def test_expected_regions_hit_match_random_search_run_again_and_again():

@@ -1,10 +1,10 @@
-"""`benchmarks/climb_signal.py`: the model's leave-one-out read of the passes' loss."""
+"""`lab/climb_signal.py`: the model's leave-one-out read of the passes' loss."""
 
 import numpy as np
 import torch
 from project_scripts import load_script
 
-SCRIPT = "benchmarks/climb_signal.py"
+SCRIPT = "lab/climb_signal.py"
 
 
 def test_leave_one_out_means_are_the_posterior_means_without_the_point():

@@ -214,7 +214,7 @@ def test_the_band_a_classify_target_never_judges_is_found_in_the_cube(target, co
 def test_a_stored_campaign_set_up_again_gives_another_strategy_its_space_and_band(tmp_path):
     """`set_up` on a stored random campaign against smile-cnn, its strategy swapped for bo-modes:
     the same searched space as the run's trials, and the band around the truth's cut that the
-    target never judges, which bo-modes is then given (`benchmarks/model_auc.py` relies on it)."""
+    target never judges, which bo-modes is then given (`lab/model_auc.py` relies on it)."""
     import dataclasses
 
     from searcher.campaign import CampaignConfig

@@ -1,8 +1,8 @@
 """Can a campaign read, from what it was told, whether climbing a confidence pays (`explore="climb"`)?
 
-    python benchmarks/climb_signal.py --planted planted --seeds 3           # the planted cases, run again by ask/tell
+    python lab/climb_signal.py --planted planted --seeds 3           # the planted cases, run again by ask/tell
     python benchmarks/suite.py --cases faces-dlib-hog,faces-haar-face --strategies bo-modes --seeds 3 --jobs 2 --out runs/faces
-    python benchmarks/climb_signal.py runs/faces                             # every bo-modes campaign under it
+    python lab/climb_signal.py runs/faces                             # every bo-modes campaign under it
 
 Why: `explore="climb"` (docs/search.md) follows the model's mean up from the highest passes. On
 the planted cases, whose confidences fall smoothly to every region, it spread the failures more

@@ -1,11 +1,11 @@
 """Does `bo-modes`'s model predict failures on trials it was not fitted on? Issue 15 asks to show
 it on held-out trials (AUC), beside the ablation that shows its use changes what is found.
 
-    python benchmarks/model_auc.py --planted planted --seeds 3      # every planted case of the suite
-    python benchmarks/model_auc.py runs/bench                       # every face case under a suite's --out
-    python benchmarks/model_auc.py runs/bench --cases faces-dlib-hog --folds 5
-    python benchmarks/model_auc.py runs/bench --held-out bo-modes             # the searches' next points only
-    python benchmarks/model_auc.py --planted planted-d6-k5 --seeds 2 --likelihood gaussian   # the copula on 0/1 answers too
+    python lab/model_auc.py --planted planted --seeds 3      # every planted case of the suite
+    python lab/model_auc.py runs/bench                       # every face case under a suite's --out
+    python lab/model_auc.py runs/bench --cases faces-dlib-hog --folds 5
+    python lab/model_auc.py runs/bench --held-out bo-modes             # the searches' next points only
+    python lab/model_auc.py --planted planted-d6-k5 --seeds 2 --likelihood gaussian   # the copula on 0/1 answers too
 
 The model is the one `bo-modes` searches with (`FailureModes._fit`: its GP on the losses' normal
 scores, the failure threshold between them, and with a classifier's truth cut the sign that reads

@@ -5,7 +5,7 @@ the drawings (E then G) of the same pairs. Also the cosine between the mean code
 makes and the direction `experiments/denton.py` fits for it: a direction that points the right way
 and a decoder that does not draw what the target reads are told apart.
 
-    python benchmarks/cvae_draws_attribute.py [--attribute makeup] [--n 400] [--n-fit 3000] [--seed 0]
+    python lab/cvae_draws_attribute.py [--attribute makeup] [--n 400] [--n-fit 3000] [--seed 0]
 """
 
 from __future__ import annotations

@@ -3,8 +3,8 @@ search starves or floods against random search, and how much of random search's 
 is the small number of failures it finds.
 
     python benchmarks/suite.py --cases faces-dlib-hog,faces-haar-smile --strategies random,bo-modes --seeds 3 --jobs 2 --out runs/bench
-    python benchmarks/mode_shares.py runs/bench                              # every campaign case under it
-    python benchmarks/mode_shares.py runs/bench --cases faces-dlib-hog --strategies random,bo-modes,tpe
+    python lab/mode_shares.py runs/bench                              # every campaign case under it
+    python lab/mode_shares.py runs/bench --cases faces-dlib-hog --strategies random,bo-modes,tpe
 
 Why: the suite's breadth check asks a strategy's effective modes (exp of the entropy of its
 failures over the modes, per run) for 90% of the broadest strategy's, which on faces is random

@@ -8,7 +8,7 @@ and the distance is taken on random subsets of 200 up to all of them (the mean o
 subsets), then extrapolated to infinitely many (`frechet_distance_unbiased`); the same for each
 condition's categories, the combinations pooled. Prints a table per combination and the spreads.
 
-    python benchmarks/cvae_fd_samples.py [--n 1000] [--seed 0]     # 17 min at 1,000 on one core
+    python lab/cvae_fd_samples.py [--n 1000] [--seed 0]     # 17 min at 1,000 on one core
 """
 
 from __future__ import annotations

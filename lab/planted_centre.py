@@ -1,7 +1,7 @@
 """How much the planted cases favour a search that starts at the cube's centre.
 
-    python benchmarks/planted_centre.py                 # every planted case of the suite
-    python benchmarks/planted_centre.py --sd 0.1,0.2 --points 100000
+    python lab/planted_centre.py                 # every planted case of the suite
+    python lab/planted_centre.py --sd 0.1,0.2 --points 100000
 
 Why: a planted region has a fixed volume and lies wholly inside the unit cube. In 10-20
 dimensions a box of 0.1-1% of the volume has sides of 0.5-0.7, so each side covers the middle

@@ -6,7 +6,7 @@ decoder and prior). E-then-G as low as the samples puts the loss in the decoder;
 below E-then-G put it in the prior. Every image passes the 64 -> 128 -> 64 px round trip that
 `validate-generator` gives it.
 
-    python benchmarks/cvae_condition_loss.py [--model DIR] [--renders 3000] [--samples 400]
+    python lab/cvae_condition_loss.py [--model DIR] [--renders 3000] [--samples 400]
 """
 
 from __future__ import annotations

@@ -3,9 +3,9 @@ exploring points (new failure modes), the harvesting points (inside the modes fo
 probes (with `probe`: is a lone failure a region of its own?).
 
     python benchmarks/suite.py --cases faces-smile-cnn,faces-dlib-hog --strategies random,bo-modes,tpe --seeds 3 --jobs 2 --under bo-modes --out runs/bench
-    python benchmarks/harvest_rates.py runs/bench                      # every bo-modes campaign under it
-    python benchmarks/harvest_rates.py runs/bench --strategy bo-modes-nomodel
-    python benchmarks/harvest_rates.py --planted planted --seeds 5   # planted cases, run again by ask/tell (runs.csv keeps no points)
+    python lab/harvest_rates.py runs/bench                      # every bo-modes campaign under it
+    python lab/harvest_rates.py runs/bench --strategy bo-modes-nomodel
+    python lab/harvest_rates.py --planted planted --seeds 5   # planted cases, run again by ask/tell (runs.csv keeps no points)
 
 Why: a run's failures are `sobol + explore x rate + harvest x rate`, and the suite's failures check
 asks for 80% of the best peer's. Where `bo-modes` misses it, this says whether the exploring points

@@ -13,7 +13,7 @@ N(0, I)`, `--n-generated` per combination of conditions, seed + 13), where `dent
 encoded renders. With `--control`, the same again for a smile classifier with no shortcut to take
 (smile-cnn's recipe with no planted share): whether the misses are smile-cnn's or the generator's.
 
-    python benchmarks/cvae_interpolation.py [--n-sweep 400] [--n-check 600] [--n-generated 200] [--control] [--seed 0]
+    python lab/cvae_interpolation.py [--n-sweep 400] [--n-check 600] [--n-generated 200] [--control] [--seed 0]
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 uniform exploring points and a perfect harvest pass both of the suite's checks?
 
     python benchmarks/suite.py --cases planted --strategies random,bo,bo-modes,bo-modes-nomodel,tpe,cmaes,cmame --seeds 5 --jobs 2 --out runs/bench
-    python benchmarks/breadth_bound.py runs/bench            # reads runs.csv; 1-2 min
+    python lab/breadth_bound.py runs/bench            # reads runs.csv; 1-2 min
 
 A search that explores and harvests spends `n` points finding regions and the rest filling them.
 Where the target answers 0/1 an exploring point is told nothing about where an unfound region
@@ -20,7 +20,7 @@ as many uniform points would: the regions it hit beside `E[hit](n)` at its own e
 (the Sobol start, the points before its first failure and those its schedule explores), run by
 run from runs.csv. A case whose `bo-modes` hits more than that explores better than uniform.
 
-    python benchmarks/breadth_bound.py runs/bench --explorers cmame,cmaes,random,bo-modes --jobs 2   # the measured explorers too
+    python lab/breadth_bound.py runs/bench --explorers cmame,cmaes,random,bo-modes --jobs 2   # the measured explorers too
 
 Uniform points are not the best explorer measured. `--explorers` asks the same question of the
 strategies named, exploring as their own runs did: each of their seeds in the folder is run again

@@ -1,7 +1,7 @@
-"""What orthogonalisation (Algorithm 2 of 000_086d20e137b04667.txt) buys on `faces-latent`.
+"""What orthogonalisation (Algorithm 2 of docs/papers.md#balakrishnan) buys on `faces-latent`.
 
-    python benchmarks/orthogonalisation.py              # 100 transects of 2x2x2, about a minute on 2 cores
-    python benchmarks/orthogonalisation.py -n 300 --fit-samples 4000
+    python lab/orthogonalisation.py              # 100 transects of 2x2x2, about a minute on 2 cores
+    python lab/orthogonalisation.py -n 300 --fit-samples 4000
 
 Hyperplanes for skin tone, hair length, gender presentation, facial hair and age are fitted on
 simulated annotations (5 annotators) of `--fit-samples` latents. The same base latents then walk the
