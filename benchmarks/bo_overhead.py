@@ -56,7 +56,7 @@ def main() -> None:
     parser.add_argument("--run", type=int, metavar="N", help="time every ask of an N-point ask/tell run instead")
     parser.add_argument("--strategy-option", action="append", default=[], metavar="KEY=VALUE", help="an option of the strategy (repeatable)")
     args = parser.parse_args()
-    options = assignments(args.strategy_option, "--strategy-option")
+    options = assignments(args.strategy_option, "--strategy-option", tables=True)  # ablation.KEY=VALUE: a bo-modes switch
     space = generators.load("faces").space
     cube = Cube(space)
     taken = {c for start, width in cube.blocks for c in range(start, start + width)} | {c for c, _ in cube.integers}

@@ -14,7 +14,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from searcher.analysis.compare import compare
+from searcher.studies.compare import compare
 
 
 def main() -> None:

@@ -48,7 +48,7 @@ def main() -> None:
     parser.add_argument("--batch", type=int, default=4)
     parser.add_argument("--layouts", action="store_true", help="layout seed = strategy seed (default: layout 0 for all)")
     parser.add_argument("--out", default="", help="CSV of every run")
-    parser.add_argument("--option", action="append", default=[], metavar="KEY=VALUE", help="a BO option (repeatable), e.g. max_points=300")
+    parser.add_argument("--option", action="append", default=[], metavar="KEY=VALUE", help="a BO option (repeatable), e.g. max_points=300, ablation.probe=true")
     args = parser.parse_args()
     alphas = [float(a) for a in args.alphas.split(",") if a] or [None]
     rows = []
@@ -56,7 +56,7 @@ def main() -> None:
         for alpha in alphas if strategy == "bo" else [None]:
             for seed in range(args.seeds):
                 rows.append(run(strategy, seed, args.budget, args.batch, alpha, PlantedRegions(seed=seed if args.layouts else 0),
-                                **assignments(args.option, "--option")))
+                                **assignments(args.option, "--option", tables=True)))
                 r = rows[-1]
                 print(f"  {strategy:7s} alpha={alpha} seed={seed}: {r['failures']:4d} failures, {r['regions']} regions, "
                       f"{r['median_ask_s'] * 1000:.0f} ms/ask", flush=True)

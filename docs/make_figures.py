@@ -11,8 +11,8 @@ from pathlib import Path
 import numpy as np
 
 import generators
-from searcher.analysis.generator_quality import condition_grid
 from searcher.figures.contact_sheet import contact_sheet
+from searcher.studies.generator_quality import condition_grid
 
 HERE = Path(__file__).parent
 

@@ -74,7 +74,7 @@ def experimental(transects: int, boot: int, seed: int, out: Path, fit_samples: i
                  progress: bool = True) -> dict[str, Any]:
     """Runs the transects with `gender-cnn` into `out` (`run_transects`, as `searcher transect`), then the
     subgroup rates and the logistic effects."""
-    from searcher.analysis.transect_run import run_transects
+    from searcher.studies.transects import run_transects
 
     run_transects("gender-cnn", generator="faces-latent", attributes=ATTRIBUTES, size=(2, 2, 2), n=transects, out=out,
                   seed=seed, fit_samples=fit_samples, resolution=resolution, sheets=2, progress=progress)

@@ -35,12 +35,12 @@ import pandas as pd
 
 import generators
 import targets
-from searcher.analysis.compare import compare
 from searcher.causal import subgroup_error_rates
 from searcher.figures import pyplot, save
 from searcher.figures.compare import plot_failure_curves
 from searcher.objective import Objective
 from searcher.retrain import retrain
+from searcher.studies.compare import compare
 
 __all__ = ["FULL", "QUICK", "Sizes", "main", "run"]
 

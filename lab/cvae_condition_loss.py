@@ -20,7 +20,7 @@ import torch
 from generators.faces.procedural import render_rows
 from generators.learned.data import CONDITIONS, training_rows
 from generators.learned.model import one_hot_blocks
-from generators.learned.train import HERE, LATENT_DIM, SIZES, _setup, load_networks, load_prior, round_trip
+from generators.learned.train import HERE, LATENT_DIM, SIZES, load_networks, load_prior, round_trip, setup
 
 
 def reads(judge: torch.nn.Module, images: torch.Tensor, index: torch.Tensor) -> torch.Tensor:
@@ -43,7 +43,7 @@ def main() -> None:
     judge = torch.export.load(HERE / "judge.pt2").module()
 
     rows, index = training_rows(args.renders, 81)
-    x = _setup(render_rows(rows, resolution=64, seed=81).images, 0)
+    x = setup(render_rows(rows, resolution=64, seed=81).images, 0)
     index = torch.as_tensor(index)
     c = one_hot_blocks(index, SIZES)
     with torch.no_grad():

@@ -21,7 +21,8 @@ from tqdm import tqdm
 
 import generators
 import targets
-from searcher.analysis.generator_quality import _cells, _embeddings, _label, _samples, frechet_distance_curve, frechet_distance_unbiased
+from searcher.analysis.generator_quality import frechet_distance_curve, frechet_distance_unbiased
+from searcher.studies.generator_quality import cell_label, condition_cells, condition_samples, embeddings
 
 SIZES = (200, 400, 600, 800)
 
@@ -31,9 +32,9 @@ def embedded(n: int, seed: int) -> dict[str, tuple[dict[str, str], np.ndarray, n
     renders (those in which the verifier finds a face), drawn with `validate_generator`'s seeds."""
     gen, verifier = generators.load("faces-cvae"), targets.load("dlib-verify")
     out = {}
-    for k, cell in enumerate(tqdm(_cells(gen), desc="combinations")):
-        samples = _embeddings(verifier, _samples(gen, k, cell, n, seed).images)
-        out[_label(cell)] = (cell, samples, _embeddings(verifier, gen.reference(cell, n, seed=seed + 1).images))
+    for k, cell in enumerate(tqdm(condition_cells(gen), desc="combinations")):
+        samples = embeddings(verifier, condition_samples(gen, k, cell, n, seed).images)
+        out[cell_label(cell)] = (cell, samples, embeddings(verifier, gen.reference(cell, n, seed=seed + 1).images))
     return out
 
 

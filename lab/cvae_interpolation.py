@@ -33,8 +33,8 @@ import denton  # noqa: E402
 
 import targets  # noqa: E402
 from generators.learned.train import load_networks, load_prior  # noqa: E402
-from searcher.analysis.generator_quality import _cells  # noqa: E402
 from searcher.causal import NEAR_BOUNDARY  # noqa: E402
+from searcher.studies.generator_quality import condition_cells  # noqa: E402
 from targets.trained.train import train  # noqa: E402
 
 
@@ -70,7 +70,7 @@ def norm_kept_scores(gen: denton.FacesCVAE, z: np.ndarray, conditions: list[dict
 def generated_faces(gen: denton.FacesCVAE, per_cell: int, seed: int) -> tuple[np.ndarray, list[dict[str, str]]]:
     """`per_cell` codes drawn from the prior (`u ~ N(0, I)`, seed + 13) for every combination of
     conditions, and each code's conditions."""
-    cells = _cells(gen)
+    cells = condition_cells(gen)
     u = np.random.default_rng(seed + 13).standard_normal((per_cell * len(cells), gen.latent_dim))
     return u, [cell for cell in cells for _ in range(per_cell)]
 

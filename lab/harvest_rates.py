@@ -10,11 +10,11 @@ probes (with `probe`: is a lone failure a region of its own?).
 Why: a run's failures are `sobol + explore x rate + harvest x rate`, and the suite's failures check
 asks for 80% of the best peer's. Where `bo-modes` misses it, this says whether the exploring points
 or the harvest fall short. A point's role comes from the campaign's stored order and the strategy's
-own schedule (`FailureModes.explores`, rebuilt from the campaign's budget and options): the first
+own schedule (`searcher.bench.bounds.schedule_roles`, rebuilt from the campaign's budget and options): the first
 `n_init` points are Sobol, and until the first failure every point explores, as there is no mode to
 harvest. (A harvesting point that found no new candidate in any mode explores instead; the stored
 campaign does not say when, so it is counted as harvest.) A harvesting point at the midpoint of
-two failures told before it is a probe (in a run with `--strategy-option probe=true`; none otherwise). Audit
+two failures told before it is a probe (in a run with `--strategy-option ablation.probe=true`; none otherwise). Audit
 points are left out.
 
 Planted cases store no points, so `--planted` runs them again (deterministic: the suite's runs,
@@ -40,30 +40,29 @@ from scipy.spatial import cKDTree
 from sklearn.metrics import roc_auc_score
 
 from searcher.bench import select_cases
+from searcher.bench.bounds import schedule, schedule_roles
 from searcher.bench.planted import ask_tell
 from searcher.campaign import load_campaign
 from searcher.cli.args import assignments, seed_list
-from searcher.space import Continuous, Space
-from searcher.strategies import make_strategy
-from searcher.strategies.bo import FailureModes
-from searcher.validation import check_flag
+from searcher.strategies import make_strategy, upgrade_options
+from searcher.strategies.bo import FailureModes, ModesAblation
 
 ROLES = ("sobol", "explore", "harvest", "probe")
-SCHEDULE = ("n_init", "early", "late", "split")
 
 
 def roles(searched: pd.DataFrame, config: dict) -> tuple[np.ndarray, np.ndarray]:
     """(role per searched point, failed per searched point), of a campaign's `searched` trials."""
     failed = searched["failure"].to_numpy(bool)
-    return point_roles(failed, np.stack(searched["x"].to_numpy()), int(config["budget"]), config.get("strategy_options") or {}), failed
+    options = upgrade_options(config.get("strategy"), config.get("strategy_options") or {})  # a campaign stored before the ablation table
+    return point_roles(failed, np.stack(searched["x"].to_numpy()), int(config["budget"]), options), failed
 
 
 def point_roles(failed: np.ndarray, X: np.ndarray, budget: int, options: dict) -> np.ndarray:
     """The role of each point `X` of a run: the schedule's, and a probe where the run probed (the
-    option `probe`; without it none is, and with `inside` many harvesting points, convex
+    switch `ablation.probe`; without it none is, and with `inside` many harvesting points, convex
     combinations of failures, lie near the midpoint of two)."""
     role = schedule_roles(failed, budget, options)
-    return with_probes(role, X, failed) if check_flag("probe", options.get("probe", False)) else role
+    return with_probes(role, X, failed) if ModesAblation.of(options.get("ablation")).probe else role
 
 
 def with_probes(role: np.ndarray, X: np.ndarray, failed: np.ndarray, tol: float = 1e-3) -> np.ndarray:
@@ -77,19 +76,6 @@ def with_probes(role: np.ndarray, X: np.ndarray, failed: np.ndarray, tol: float 
             if ((dist <= 2 * tol) & (j != np.arange(len(F)))).any():
                 role[i] = "probe"
     return role
-
-
-def _schedule(budget: int, options: dict) -> FailureModes:
-    """A `bo-modes` strategy whose schedule is the run's (its budget and schedule options)."""
-    return FailureModes(Space([Continuous("x", 0.0, 1.0)]), budget=budget, **{k: v for k, v in options.items() if k in SCHEDULE})
-
-
-def schedule_roles(failed: np.ndarray, budget: int, options: dict) -> np.ndarray:
-    """The role of each point of a run of `budget` with these strategy options (module docstring)."""
-    schedule = _schedule(budget, options)
-    first = int(np.argmax(failed)) if failed.any() else len(failed)
-    return np.array(["sobol" if i < schedule.n_init else "explore" if i <= first or schedule.explores(i) else "harvest"
-                     for i in range(len(failed))])
 
 
 class RecordingFailureModes(FailureModes):
@@ -110,12 +96,12 @@ def planted_rates(cases: str, seeds: list[int], strategy: str = "bo-modes", opti
     """`rates` for planted cases, each run again by ask/tell, with the largest region's share of the
     failures, the regions first hit by an exploring point and those first hit after the schedule's
     split (where exploring drops to the `late` rate)."""
-    rows = []
+    rows, options = [], upgrade_options(strategy, options or {})
     for case in select_cases(cases):
         if case.kind != "planted":
             continue
         regions = case.regions()
-        late = _schedule(budget, options or {}).split * budget  # the first index explored at the `late` rate
+        late = schedule(budget, options).split * budget  # the first index explored at the `late` rate
         for seed in seeds:
             s = (RecordingFailureModes if strategy == "bo-modes" else partial(make_strategy, strategy))(
                 regions.space, seed=seed, budget=budget, **(options or {}))
@@ -198,7 +184,7 @@ def main(argv: list[str] | None = None) -> None:
     if (args.root is None) == (args.planted is None):
         ap.error("give a folder of campaigns or --planted CASES, one of the two")
     if args.planted:
-        df = planted_rates(args.planted, seed_list(args.seeds), args.strategy, assignments(args.strategy_option, "--strategy-option"))
+        df = planted_rates(args.planted, seed_list(args.seeds), args.strategy, assignments(args.strategy_option, "--strategy-option", tables=True))
     else:
         df = rates(args.root, args.strategy)
     print(summary(df))

@@ -8,7 +8,7 @@ is the small number of failures it finds.
 
 Why: the suite's breadth check asks a strategy's effective modes (exp of the entropy of its
 failures over the modes, per run) for 90% of the broadest strategy's, which on faces is random
-search. Modes are the suite's own (`searcher.analysis.compare.mode_labels`: 16 Ward clusters of
+search. Modes are the suite's own (`searcher.analysis.modes.mode_labels`: 16 Ward clusters of
 the uniform strategies' failures, every failure joined to the nearest, a run of seed k on the
 clusters of the other seeds' failures), so the per-run figures here are the suite's. Beside them,
 each run scored on the clusters of every random failure, its own included, as the suite did
@@ -28,10 +28,9 @@ from pathlib import Path
 
 import numpy as np
 
-from searcher.analysis.compare import mode_labels, one_hot_blocks
-from searcher.bench.campaigns import MODES
+from searcher.analysis.modes import N_MODES, mode_labels, one_hot_blocks
+from searcher.analysis.modes import effective_breadth as effective
 from searcher.bench.cases import select_cases
-from searcher.bench.score import effective_breadth as effective
 from searcher.campaign import load_campaign
 
 DRAWS = 200
@@ -49,7 +48,7 @@ def counts_per_run(root: Path, case: str, strategies: list[str]) -> tuple[dict[t
     names, blocks = [s for s, _ in jobs], one_hot_blocks(options["generator"], options)
 
     def counts(seeds: list[int] | None) -> dict[tuple[str, int], np.ndarray]:
-        return {job: np.bincount(lab[lab >= 0], minlength=MODES) for job, lab in zip(jobs, mode_labels(trials, names, MODES, blocks, seeds))}
+        return {job: np.bincount(lab[lab >= 0], minlength=N_MODES) for job, lab in zip(jobs, mode_labels(trials, names, N_MODES, blocks, seeds))}
 
     return counts([seed for _, seed in jobs]), counts(None)
 

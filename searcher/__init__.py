@@ -4,25 +4,36 @@ The public face: `Campaign` (a frozen configuration; `.run()` searches), `load_c
 `compare`, `analyze`, `run_transects`, `verify`, `bench`, the search `Space` and the errors. Each layer is
 a subpackage (`campaign`, `strategies`, `causal`, `analysis`, `figures`, `cli`, `testing`, ...);
 generators and targets are plug-ins in the top-level `generators` and `targets` packages.
-Importing `searcher` imports neither torch, dlib, OpenCV nor Ray, and the analysis calls load on
-first use: every plug-in imports `searcher.errors`, so this file is on every import's path.
+Importing `searcher` imports nothing else: every name below loads on first use (every plug-in imports
+`searcher.errors`, so this file is on every import's path).
 """
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from searcher.campaign import Campaign, CampaignResult, load_campaign
-from searcher.errors import ParameterError, PluginError, SearcherError, TargetError
-from searcher.space import Categorical, Continuous, Integer, Latent, Space
+if TYPE_CHECKING:
+    from searcher.campaign import Campaign, CampaignResult, load_campaign
+    from searcher.errors import ParameterError, PluginError, SearcherError, TargetError
+    from searcher.space import Categorical, Continuous, Integer, Latent, Space
+    from searcher.studies.analyze import Analysis, analyze
+    from searcher.studies.compare import compare
+    from searcher.studies.transects import TransectRun, run_transects
+    from searcher.studies.verification import VerificationRun, verify
 
 __version__ = "0.1.0"
 __all__ = ["Analysis", "Campaign", "CampaignResult", "Categorical", "Continuous", "Integer", "Latent", "ParameterError",
            "PluginError", "SearcherError", "Space", "TargetError", "TransectRun", "VerificationRun", "analyze", "annotate", "bench", "compare",
            "export", "load_campaign", "report", "retrain", "run_transects", "verify"]
 
-# name -> module of the library calls behind the commands, imported when first asked for (PEP 562)
-_LAZY = {"compare": "searcher.analysis.compare", "Analysis": "searcher.analysis.subgroups", "analyze": "searcher.analysis.subgroups",
-         "TransectRun": "searcher.analysis.transect_run", "run_transects": "searcher.analysis.transect_run",
-         "VerificationRun": "searcher.analysis.verification", "verify": "searcher.analysis.verification"}
+# name -> the module that defines it, imported when first asked for (PEP 562): `import searcher.errors`
+# (every plug-in's first import) loads neither the campaign package nor tqdm
+_LAZY = {
+    **dict.fromkeys(("Campaign", "CampaignResult", "load_campaign"), "searcher.campaign"),
+    **dict.fromkeys(("ParameterError", "PluginError", "SearcherError", "TargetError"), "searcher.errors"),
+    **dict.fromkeys(("Categorical", "Continuous", "Integer", "Latent", "Space"), "searcher.space"),
+    "compare": "searcher.studies.compare", "Analysis": "searcher.studies.analyze", "analyze": "searcher.studies.analyze",
+    "TransectRun": "searcher.studies.transects", "run_transects": "searcher.studies.transects",
+    "VerificationRun": "searcher.studies.verification", "verify": "searcher.studies.verification",
+}
 
 
 def __getattr__(name: str) -> Any:

@@ -1,16 +1,21 @@
-"""The target protocol: a `task` and `predict(images) -> Predictions`."""
+"""The target protocol: a `task` and `predict(images) -> Predictions`; a target that spends what
+cannot be given back (a paid API) is also a `SpendingTarget`, whose spending a campaign keeps."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
-__all__ = ["TASKS", "ClassifyTarget", "LabelledImages", "Predictions", "Target", "TrainingRecipe", "VerifyTarget", "check_images"]
+__all__ = ["CAP_REACHED", "TASKS", "ClassifyTarget", "LabelledImages", "Predictions", "SpendingTarget", "Target", "TrainingRecipe",
+           "VerifyTarget", "check_images"]
 
 TASKS = ("detect", "classify", "verify")
+CAP_REACHED = "budget exhausted"
+"""The `error` of an image a `SpendingTarget` did not send because its spending cap is reached: it
+was not judged, so a campaign stores no trial for it and evaluates it once the cap is raised."""
 
 
 @dataclass
@@ -75,6 +80,35 @@ class VerifyTarget(Target, Protocol):
     threshold: float
 
     def distance(self, a: np.ndarray, b: np.ndarray) -> float: ...
+
+
+@runtime_checkable
+class SpendingTarget(Target, Protocol):
+    """A target whose requests cost something that a resume must not give back (a paid API).
+
+    A campaign stores `spending()` in its store with every batch of trials (in the same
+    transaction) and, when it is resumed, passes the stored record to `restore_spending` before the
+    first request, so a cap holds across any number of resumes. Once `cap_reached()` says so, the
+    campaign sends nothing more and stops with that reason; a resumed campaign may change the
+    options named in `cap_options` (to raise the cap) and no other.
+
+    Attributes:
+        cap_options: the names of the options that set the cap (e.g. `("budget",)`).
+    """
+
+    cap_options: tuple[str, ...]
+
+    def spending(self) -> dict[str, Any]:
+        """What has been spent so far (this run and those restored), as JSON-able values."""
+        ...
+
+    def restore_spending(self, state: Mapping[str, Any]) -> None:
+        """Takes up the record `spending()` gave before (in another process): counts continue from it."""
+        ...
+
+    def cap_reached(self) -> str | None:
+        """None while one more request fits under the cap; else why not, e.g. "spending cap reached (10 of 10)"."""
+        ...
 
 
 @dataclass

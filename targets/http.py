@@ -9,7 +9,10 @@ I/O-bound service is interrogated at the rate it can answer. What a paid, flaky 
 - a cache keyed by the PNG bytes and the request configuration, in memory and optionally on disk
   (one JSON file per answer, written atomically), so no image is ever paid for twice;
 - a budget: a request that would spend past it is not sent, and its image gets
-  `error="budget exhausted"`;
+  `error="budget exhausted"` (`targets.base.CAP_REACHED`). Every attempt that is sent counts, a
+  retry, a timeout or an HTTP error included (a paid API bills them); a cached answer costs nothing.
+  It is a `SpendingTarget`: a campaign stores what it spent and restores it on resume, so the
+  budget holds across resumes;
 - header values written `"env:NAME"` (or with a scheme before it, `"Bearer env:NAME"`) are read
   from the environment at request time, and never stored resolved, printed, or put in an error message.
 
@@ -42,14 +45,14 @@ from PIL import Image
 
 from searcher.errors import ParameterError, TargetError
 from searcher.validation import ENV_REFERENCE, check_choice, check_int, check_number
-from targets.base import Predictions, check_images
+from targets.base import CAP_REACHED, Predictions, check_images
 
 __all__ = ["BUDGET_EXHAUSTED", "METHODS", "SENDS", "HttpTarget"]
 
 METHODS = ("POST", "PUT", "PATCH")
 SENDS = ("base64-json", "raw", "multipart")
 HTTP_TASKS = ("detect", "classify")
-BUDGET_EXHAUSTED = "budget exhausted"
+BUDGET_EXHAUSTED = CAP_REACHED
 ENV_PREFIX = "env:"
 MAX_BACKOFF = 30.0  # seconds; the ceiling of one backoff draw
 
@@ -77,8 +80,9 @@ class HttpTarget:
         backoff: base of the backoff in seconds; retry k waits uniform(0, backoff * 2**k).
         seed: seeds the backoff jitter.
         cache_dir: directory of the on-disk answer cache, or None to cache in memory only.
-        cost_per_call: what one request costs, in the budget's unit.
-        budget: the most this target may spend, or None for no limit.
+        cost_per_call: what one request costs, in the budget's unit; every attempt sent costs it.
+        budget: the most this target may spend, or None for no limit. In a campaign it holds
+            across resumes (the store keeps `spending()`); raise it to spend more.
         transport: an httpx transport to send requests through, e.g. `httpx.MockTransport(handler)`
             in tests or a proxy/mounted transport; default: a real network connection. A given
             transport brings its own connection limits, and `close()` closes it (the next
@@ -88,6 +92,7 @@ class HttpTarget:
     """
 
     truth: tuple[str, float] | None = None  # a remote classifier declares no rendered attribute; campaigns name one
+    cap_options: tuple[str, ...] = ("budget",)  # SpendingTarget: the option a resumed campaign may raise
 
     def __init__(
         self,
@@ -155,6 +160,28 @@ class HttpTarget:
     def exhausted(self) -> bool:
         """True once one more request would spend past the budget."""
         return self.budget is not None and self.spent + self.cost_per_call > self.budget + 1e-9
+
+    def spending(self) -> dict[str, Any]:
+        """Requests sent and what they cost so far, with the cap and price they were sent under."""
+        with self._lock:
+            return {"requests": self.requests_sent, "spent": self.spent, "budget": self.budget, "cost_per_call": self.cost_per_call}
+
+    def restore_spending(self, state: Mapping[str, Any]) -> None:
+        """Continues the counts of `spending()` from an earlier run (the cap and price are this target's own)."""
+        requests = state.get("requests") if isinstance(state, Mapping) else None
+        spent = state.get("spent") if isinstance(state, Mapping) else None
+        if not (isinstance(requests, int) and not isinstance(requests, bool) and requests >= 0 and _is_number(spent) and spent >= 0):
+            raise ParameterError(f"The stored spending of the http target must hold 'requests' (an integer >= 0) and 'spent' "
+                                 f"(a number >= 0). Got {_short(state)} instead.")
+        with self._lock:
+            self.requests_sent, self.spent = requests, float(spent)
+
+    def cap_reached(self) -> str | None:
+        """None while one more request fits in `budget`; else "spending cap reached (SPENT of BUDGET), ..."."""
+        with self._lock:
+            if not self.exhausted:
+                return None
+            return f"spending cap reached ({self.spent:g} of {self.budget:g}), {self.requests_sent} requests sent at {self.cost_per_call:g} each"
 
     def predict(self, images: np.ndarray) -> Predictions:
         """One answer per image, in input order; cached answers are not requested again."""

@@ -2,6 +2,7 @@
 
 - only `searcher/cli/` parses arguments or prints;
 - imports inside `searcher/` run downward through the layers of `LAYERS`;
+- `searcher/analysis/` is pure: it imports neither Ray, the campaign runner nor the studies;
 - `searcher/` reaches generators and targets only through their registries and protocol modules;
 - generators and targets import nothing from `searcher/` but the protocol types, errors, space and
   validation (a plug-in package's `__init__.py` also builds its `Registry`).
@@ -15,15 +16,17 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 
 # searcher's rooms, lowest first; a room may import its own layer and the layers below it.
+# This table is the one home of the layer order: the README and the design note point here.
 LAYERS = [
-    {"errors"},
-    {"validation", "registry", "causal", "packages"},
+    {"errors", "defaults"},
+    {"validation", "registry", "causal", "packages", "outputs"},  # outputs: the one rule for every path a command writes
     {"space"},
     {"objective"},
     {"strategies", "testing"},
     {"campaign", "serve"},
     {"figures"},
-    {"analysis", "export"},
+    {"analysis"},  # pure functions over stored runs: no Ray, no campaign runner, no studies
+    {"studies", "export"},  # runners that evaluate (compare, transects, verification, ...); export reads runs through analysis
     {"retrain", "report", "annotate", "bench"},
     {"cli", "__init__"},
 ]
@@ -67,9 +70,37 @@ def test_searcher_modules_keep_to_their_layer(path):
         assert not calls, f"{path.name} prints outside searcher/cli (line {calls[0].lineno if calls else 0})"
 
 
+ANALYSIS_MAY_NOT_USE = ("ray", "searcher.campaign.loop", "searcher.campaign.executors", "searcher.studies")
+
+
+@pytest.mark.parametrize("path", _modules("searcher/analysis"), ids=lambda p: str(p.relative_to(ROOT)))
+def test_analysis_runs_nothing(path):
+    """`analysis/` holds pure functions over stored runs: the runners that evaluate are `studies/`."""
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            names = [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            names = [node.module, *(f"{node.module}.{a.name}" for a in node.names)]
+        else:
+            continue
+        for name in names:
+            assert not any(name == banned or name.startswith(f"{banned}.") for banned in ANALYSIS_MAY_NOT_USE), \
+                f"{path.relative_to(ROOT)} imports {name}; runners belong in searcher/studies"
+            assert name != "searcher.campaign.Campaign", f"{path.relative_to(ROOT)} imports the campaign runner (Campaign)"
+
+
 @pytest.mark.parametrize("path", _modules("generators") + _modules("targets"), ids=lambda p: str(p.relative_to(ROOT)))
 def test_plugins_see_only_the_protocol_side_of_the_engine(path):
     allowed = PLUGIN_MAY_USE | ({"searcher.registry"} if path.name == "__init__.py" and path.parent.name in ("generators", "targets") else set())
     for name in _imports(path):
         if name.split(".")[0] == "searcher":
             assert name in allowed, f"{path.relative_to(ROOT)} imports {name}; plug-ins may use {sorted(allowed)}"
+
+
+@pytest.mark.parametrize("path", _modules("benchmarks") + _modules("lab") + _modules("experiments"), ids=lambda p: str(p.relative_to(ROOT)))
+def test_scripts_use_only_public_names(path):
+    """A script is a user of the package: what it imports is what a user may rely on."""
+    private = [f"{node.module}.{alias.name}" for node in ast.walk(ast.parse(path.read_text()))
+               if isinstance(node, ast.ImportFrom) and node.module and node.module.split(".")[0] in ("searcher", "generators", "targets")
+               for alias in node.names if alias.name.startswith("_")]
+    assert not private, f"{path.relative_to(ROOT)} imports private names {private}; make them public or keep the script off them"

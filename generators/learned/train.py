@@ -35,7 +35,8 @@ from generators.faces.procedural import render_rows
 from generators.learned.data import CONDITIONS, attribute_targets, detail_weights, face_weights, training_rows
 from generators.learned.model import ConditionalPrior, ConditionJudge, CouplingFlow, Decoder, Encoder, ExportedEncoder, PriorDecoder, one_hot_blocks
 
-__all__ = ["HERE", "LATENT_DIM", "export", "fit_cvae", "fit_flow", "fit_judge", "fit_prior", "load_networks", "load_prior", "main", "round_trip", "train"]
+__all__ = ["HERE", "LATENT_DIM", "export", "fit_cvae", "fit_flow", "fit_judge", "fit_prior", "load_networks", "load_prior", "main", "round_trip",
+           "setup", "train"]
 
 HERE = Path(__file__).parent / "faces_cvae"
 LATENT_DIM = 32
@@ -49,7 +50,7 @@ PRIOR_N = 100_000  # faces (each also mirrored) whose codes the prior is fitted 
 SIZES = [len(c) for c in CONDITIONS.values()]  # categories per condition: the one-hot blocks
 
 
-def _setup(images: np.ndarray, seed: int) -> torch.Tensor:
+def setup(images: np.ndarray, seed: int) -> torch.Tensor:
     """Seeds torch, two threads, deterministic kernels; uint8 NHWC -> float NCHW in [0, 1], channels-last."""
     torch.set_num_threads(2)
     torch.use_deterministic_algorithms(True)
@@ -87,7 +88,7 @@ def fit_cvae(images: np.ndarray, index: np.ndarray, weights: np.ndarray, attribu
     batch 128, flips. Nothing here is trained against a condition classifier, so the judge of
     `validate-generator` (the same small CNN) cannot be fooled by cues made for it.
     """
-    x = torch.cat([_setup(images, seed), torch.from_numpy(weights)[:, None]], dim=1).contiguous(memory_format=torch.channels_last)
+    x = torch.cat([setup(images, seed), torch.from_numpy(weights)[:, None]], dim=1).contiguous(memory_format=torch.channels_last)
     idx = torch.as_tensor(index, dtype=torch.int64)
     c_all = one_hot_blocks(idx, SIZES)
     dec = Decoder(latent_dim, sum(SIZES)).to(memory_format=torch.channels_last)
@@ -134,7 +135,7 @@ def training_codes(enc: Encoder, n: int, seed: int, chunk: int = 10_000) -> tupl
     rows, index = training_rows(n, seed)
     codes = []
     for i in range(0, n, chunk):
-        x = _setup(render_rows(rows[i : i + chunk], resolution=64, seed=seed + i).images, seed)
+        x = setup(render_rows(rows[i : i + chunk], resolution=64, seed=seed + i).images, seed)
         c = one_hot_blocks(torch.as_tensor(index[i : i + chunk], dtype=torch.int64), SIZES)
         with torch.no_grad():
             codes += [enc(torch.cat([xb, xb.flip(-1)]), torch.cat([cb, cb]))[0].view(2, len(xb), -1) for xb, cb in zip(x.split(512), c.split(512))]
@@ -215,7 +216,7 @@ def fit_judge(images: np.ndarray, index: np.ndarray, epochs: int, seed: int = 1,
     (summed cross-entropy of both blocks): AdamW, one-cycle learning rate 3e-3, batch 64, flips,
     and half of the images seen through `round_trip`, the resizing every image it judges has had
     (without it the judge reads gender off real renders 4 points worse after the trip)."""
-    raw = _setup(images, seed)
+    raw = setup(images, seed)
     x = torch.cat([raw, torch.cat([round_trip(raw[i : i + 1024]) for i in range(0, len(raw), 1024)])], dim=1)
     idx = torch.as_tensor(index, dtype=torch.int64)
     net = ConditionJudge(SIZES).to(memory_format=torch.channels_last)

@@ -1,9 +1,6 @@
-"""What goes with a target's failures, as tables (CSV) and plots (PNG): `analyze(DIR)`, the
-library call behind `searcher analyze DIR`.
-
-    analyze("runs/random")                            a campaign directory (campaign.sqlite)
-    analyze("runs/transects", n_boot=200)             a transect directory (transects.csv)
-    analyze("runs/bo", attributes=["skin_tone", "age"], bins=4, out="report")
+"""What goes with a target's failures, estimated from a stored campaign or transect run:
+`estimate(DIR)` gives the tables and the summary that `searcher.studies.analyze` (the library call
+behind `searcher analyze DIR`) writes and plots.
 
 Why (Balakrishnan et al., docs/papers.md#balakrishnan): the failure rate of each subgroup (E_j^s of
 eq. 1, with Wilson intervals; intersections as in Fig. 13) shows who fails, but on an observational
@@ -15,8 +12,8 @@ E_j^1 - E_j^0 directly; where an axis has more than two steps the score sensitiv
 
 Rates are search-aware: an adaptive search (bo, tpe, cmaes) samples failures on purpose, so its
 trials are no population. Rates then come from the campaign's uniform audit sample
-(`searcher hunt --audit F`) only; without one nothing is written unless `--biased` asks for a
-description of the searched trials (files suffixed `_biased`). Trials whose target gave no answer
+(`searcher hunt --audit F`) only; without one there are none unless `biased` asks for a
+description of the searched trials (tables suffixed `_biased`). Trials whose target gave no answer
 or that were excluded as ambiguous are dropped and counted; a failure is a loss >= 0.5.
 
 People's ratings (DIR/annotations.csv, from `searcher annotate`) are used where they exist, as the
@@ -25,10 +22,6 @@ pruned; in a campaign, a rated attribute is the mean level people chose on its s
 the generator's truth (trials nobody rated on an analysed attribute are dropped and counted); in a
 transect run, people's ratings replace the simulated ones attribute by attribute before the images
 are pruned again (fakeness and the ambiguous ranges). Their agreement is reported as in Fig. 8.
-
-Writes to DIR/analysis (or --out): subgroups.csv, effects.csv, subgroups.png, effects.png; for
-transects also ate.csv, and sensitivity.csv with sensitivity.png when an axis has more than two levels;
-with people's ratings also agreement.csv (per attribute) and ratings.csv (mean level per image).
 """
 
 from __future__ import annotations
@@ -37,7 +30,7 @@ import dataclasses
 import itertools
 import json
 import warnings
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -47,15 +40,14 @@ import pandas as pd
 
 from generators.base import Scale
 from searcher.analysis import annotations as ann
-from searcher.analysis.transect_run import TRANSECT_CONFIG
+from searcher.analysis.transects import TRANSECT_CONFIG
 from searcher.errors import ParameterError
 from searcher.objective import FAILURE
 from searcher.validation import check_int, check_names
 
-__all__ = ["Analysis", "analyze"]
+__all__ = ["Estimates", "estimate", "highlights"]
 
 OUTCOME = "failure"
-_BIASED_TITLE = "search trials, not population rates"
 
 
 @dataclass
@@ -124,7 +116,7 @@ def _rated_campaign(frame: pd.DataFrame, images: pd.Series, ratings: pd.DataFram
 
 
 def _campaign_rows(path: Path, keep_pruned: bool) -> _Rows:
-    from searcher.campaign import load_campaign
+    from searcher.campaign.result import load_campaign
 
     result = load_campaign(path)
     t = result.trials
@@ -329,61 +321,29 @@ def _sensitivity(frame: pd.DataFrame, axes: Sequence[str]) -> tuple[pd.DataFrame
     return out[["attribute", "reference", "positive", "lambda", "n", "sensitivity", "std", "low", "high"]], ""
 
 
-@dataclass(eq=False)  # compares as the mapping of its tables
-class Analysis(Mapping[str, pd.DataFrame]):
-    """What `analyze` found: name -> table (a read-only mapping), the summary in words, and the
-    files written (none when an adaptive campaign gave no rates)."""
+@dataclass
+class Estimates:
+    """What `estimate` found: name -> table, the summary lines so far, the attributes analysed, the
+    file suffix (`_biased` for the searched trials of an adaptive campaign), and the overall failure
+    rate (None when an adaptive campaign gave no rates: `tables` is then empty)."""
 
-    tables: dict[str, pd.DataFrame]
-    lines: list[str]
-    written: list[Path] = field(default_factory=list)
-
-    def __getitem__(self, name: str) -> pd.DataFrame:
-        return self.tables[name]
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self.tables)
-
-    def __len__(self) -> int:
-        return len(self.tables)
-
-    def summary(self) -> str:
-        """The summary a person reads: where the rates come from, the rates, the largest effects."""
-        return "\n".join(self.lines)
+    tables: dict[str, pd.DataFrame] = field(default_factory=dict)
+    lines: list[str] = field(default_factory=list)
+    attributes: list[str] = field(default_factory=list)
+    suffix: str = ""
+    rate: float | None = None
 
 
-def analyze(directory: str | Path, out: str | Path | None = None, attributes: Sequence[str] | None = None, bins: int = 3,
-            n_boot: int = 1000, seed: int = 0, biased: bool = False, keep_pruned: bool = False) -> Analysis:
-    """Analyses a campaign or transect directory and writes its tables and plots.
-
-    Args:
-        directory: a campaign directory (campaign.sqlite) or a transect directory (transects.csv).
-        out: where the files go (default `directory/analysis`).
-        attributes: campaigns: truth columns (default: the generator's `vocabulary.analysed`, else
-            all of its truth); transects: manipulated attributes (default: all, plus their pairwise intersections).
-        bins: campaigns: numeric attributes with more values are cut at this many quantiles.
-        n_boot, seed: bootstrap resamples of the logistic effects and their seed.
-        biased: for an adaptive campaign, compute the tables on every judged trial, searched ones
-            included, instead of on the audit sample (or, without one, instead of writing nothing);
-            the files are suffixed `_biased` and the plot titles say so.
-        keep_pruned: include pruned images: transects, the images and transects `searcher transect`
-            (or people's ratings) pruned; campaigns, the images people rated likely fake.
-
-    Returns:
-        An `Analysis`: name -> table, `subgroups` (attribute, level, n, errors, rate, low, high) and `effects`
-        (covariate, attribute, level, reference, coef, std, low, high) when written, for transects
-        `ate` and, with an axis of more than two steps and probability scores, `sensitivity`; with
-        people's ratings (DIR/annotations.csv) `agreement` (per attribute) and `ratings` (mean level
-        per image); empty when an adaptive campaign has no audit sample and `biased` is False
-        (nothing is written).
-        Its `summary()` says where the rates come from and what they are.
+def estimate(directory: str | Path, attributes: Sequence[str] | None = None, bins: int = 3, n_boot: int = 1000, seed: int = 0,
+             biased: bool = False, keep_pruned: bool = False) -> Estimates:
+    """The subgroup rates, logistic effects and, for transects, treatment effects and score
+    sensitivity of a campaign or transect directory (the arguments are `searcher.studies.analyze`'s).
 
     Raises:
         ParameterError: not a campaign or transect directory, unknown attributes, bad options, or
         no judged rows.
     """
     from searcher.causal import wilson_interval
-    from searcher.figures.analysis import plot_effects, plot_sensitivity, plot_subgroups
 
     check_int("bins", bins, 2, owner="analyze")
     check_int("n_boot", n_boot, 0, owner="analyze")
@@ -403,7 +363,7 @@ def analyze(directory: str | Path, out: str | Path | None = None, attributes: Se
     frame, suffix, why = _select(rows, biased)
     lines.append(why)
     if frame is None:
-        return Analysis({}, lines)
+        return Estimates({}, lines, list(attrs), suffix)
     if frame.empty:
         raise ParameterError(f"{path}: no judged rows left to analyse ({'; '.join(lines)}).")
     transects = rows.kind == "transects"
@@ -430,25 +390,10 @@ def analyze(directory: str | Path, out: str | Path | None = None, attributes: Se
         lines += [reason] if reason else []
         if sensitivity is not None:
             tables["sensitivity"] = sensitivity
-
-    dest = Path(out) if out is not None else path / "analysis"
-    dest.mkdir(parents=True, exist_ok=True)
-    for name, table in tables.items():
-        table.to_csv(dest / f"{name}{suffix}.csv", index=False)
-    tail = f" — {_BIASED_TITLE}" if suffix else ""
-    plot_subgroups(tables["subgroups"], attrs, k / n, f"failure rate by subgroup{tail}", dest / f"subgroups{suffix}.png")
-    written = [f"{name}{suffix}.csv" for name in tables] + [f"subgroups{suffix}.png"]
-    if "effects" in tables:
-        plot_effects(tables["effects"], f"logistic effects on failure (eq. 2){tail}", dest / f"effects{suffix}.png")
-        written.append(f"effects{suffix}.png")
-    if "sensitivity" in tables:
-        plot_sensitivity(tables["sensitivity"], dest / "sensitivity.png")
-        written.append("sensitivity.png")
-    lines += [*_highlights(tables, attrs), f"wrote {dest}/: {', '.join(written)}"]
-    return Analysis(tables, lines, [dest / w for w in written])
+    return Estimates(tables, lines, list(attrs), suffix, k / n)
 
 
-def _highlights(tables: dict[str, pd.DataFrame], attrs: Sequence[str]) -> list[str]:
+def highlights(tables: dict[str, pd.DataFrame], attrs: Sequence[str]) -> list[str]:
     """Summary lines: rates per level of each attribute, the largest effects, the treatment effects."""
     sub = tables["subgroups"]
     out = [f"  {a}: " + ", ".join(f"{r.level} {r.rate:.2f} (n {r.n})" for r in sub[sub["attribute"] == a].itertuples())

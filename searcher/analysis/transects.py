@@ -45,6 +45,7 @@ from searcher.analysis.annotations import PruneReport
 from searcher.errors import ParameterError, SearcherError
 
 __all__ = [
+    "TRANSECT_CONFIG",
     "Hyperplane",
     "Projection",
     "Transects",
@@ -60,6 +61,8 @@ __all__ = [
     "render_latents",
     "transect_drift",
 ]
+
+TRANSECT_CONFIG = "transect.json"  # a transect run's settings, to render its images again (`searcher export`) and its pruning (`searcher analyze`)
 
 
 # --------------------------------------------------------------------------- hyperplanes (Sec. 4.1.1)

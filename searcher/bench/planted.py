@@ -2,7 +2,7 @@
 `benchmarks/strategies_planted.py`), so its numbers measure the strategy and nothing else.
 
 The strategy is built over the landscape's space (`make_strategy(name, regions.space, seed=seed,
-budget=budget, **options)`), asked for batches of `BATCH` points and told `regions.loss(X, score=case.score)`:
+budget=budget, **options)`), asked for batches of `DEFAULT_BATCH` points (`searcher.defaults`) and told `regions.loss(X, score=case.score)`:
 the 0/1 loss, or the detector's "score" loss where the case's target gives a confidence. Every
 random choice is seeded by the case's layout and the strategy's seed, so a run gives the same
 scores in any process.
@@ -16,17 +16,15 @@ from typing import Any
 
 import numpy as np
 
-from searcher.analysis.compare import repeated
+from searcher.analysis.modes import repeated, run_scores
 from searcher.bench.cases import Case
-from searcher.bench.score import run_scores
+from searcher.defaults import DEFAULT_BATCH
 from searcher.strategies import Strategy, make_strategy
 
-__all__ = ["BATCH", "ask_tell", "planted_labels", "run_planted"]
-
-BATCH = 4
+__all__ = ["ask_tell", "planted_labels", "run_planted"]
 
 
-def ask_tell(strategy: Strategy, loss: Callable[[np.ndarray], np.ndarray], budget: int, batch: int = BATCH) -> tuple[np.ndarray, list[float]]:
+def ask_tell(strategy: Strategy, loss: Callable[[np.ndarray], np.ndarray], budget: int, batch: int = DEFAULT_BATCH) -> tuple[np.ndarray, list[float]]:
     """`budget` evaluations of `loss` in batches of `batch`: every point asked, in order, and the
     seconds each `ask` took."""
     asked, times = [], []

@@ -21,16 +21,17 @@ from typing import Any
 
 import pandas as pd
 
-from searcher.analysis.compare import strategy_options as strategy_options_of
 from searcher.bench.campaigns import run_campaigns
 from searcher.bench.cases import Case, select_cases
 from searcher.bench.planted import run_planted
 from searcher.bench.store import KEY, append_run, claim_options, done_keys, read_runs
 from searcher.bench.table import markdown, summarise
+from searcher.defaults import DEFAULT_BUDGET
 from searcher.errors import ParameterError, PluginError
 from searcher.figures.bench import plot_suite
 from searcher.space import Continuous, Space
-from searcher.strategies import DEFAULT_STRATEGY, STRATEGIES, make_strategy
+from searcher.strategies import DEFAULT_STRATEGY, STRATEGIES, make_strategy, upgrade_options
+from searcher.strategies import strategy_options as strategy_options_of
 from searcher.validation import check_int
 
 __all__ = ["DEFAULT_STRATEGIES", "SuiteResult", "bench"]
@@ -130,7 +131,7 @@ class _NoBar:
 
 
 def bench(out: str | Path = "runs/bench", cases: Sequence[str | Case] | str | None = None, strategies: Sequence[str] = DEFAULT_STRATEGIES,
-          seeds: int | Sequence[int] = 5, budget: int = 400, jobs: int = 1, progress: bool = True, under: str = DEFAULT_STRATEGY,
+          seeds: int | Sequence[int] = 5, budget: int = DEFAULT_BUDGET, jobs: int = 1, progress: bool = True, under: str = DEFAULT_STRATEGY,
           strategy_options: Mapping[str, Any] | None = None) -> SuiteResult:
     """Runs (or resumes) the benchmark suite and writes `out/runs.csv`, `suite.csv`, `suite.md` and `suite.png`.
 
@@ -161,7 +162,7 @@ def bench(out: str | Path = "runs/bench", cases: Sequence[str | Case] | str | No
     jobs = check_int("jobs", jobs, 1, owner="bench")
     seed_list = _seeds(seeds)
     names, skipped = _strategies(strategies, budget)
-    asked = dict(strategy_options or {})
+    asked = upgrade_options(None, strategy_options or {})  # the ablation switches as bo-modes takes them now
     options = strategy_options_of(names, asked)
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)

@@ -14,6 +14,7 @@ from typing import Any
 import pandas as pd
 
 from searcher.errors import ParameterError
+from searcher.strategies import upgrade_options
 
 __all__ = ["COLUMNS", "KEY", "append_run", "claim_options", "done_keys", "read_runs", "show_options"]
 
@@ -59,7 +60,7 @@ def claim_options(out: Path, options: Mapping[str, Any], has_runs: bool) -> None
     """
     path = Path(out) / "options.json"
     asked = {str(k): options[k] for k in sorted(options)}
-    stored = json.loads(path.read_text()) if path.exists() else {}
+    stored = upgrade_options(None, json.loads(path.read_text())) if path.exists() else {}  # a folder of before the ablation table
     if stored != asked and has_runs:
         raise ParameterError(f"The runs in {out} were made with strategy options {show_options(stored)}; this call asks for "
                              f"{show_options(asked)}. Give another --out for runs with other options.")
@@ -68,5 +69,7 @@ def claim_options(out: Path, options: Mapping[str, Any], has_runs: bool) -> None
 
 
 def show_options(options: Mapping[str, Any]) -> str:
-    """`late=0.05, split=0.25`, or "none"."""
-    return ", ".join(f"{k}={v}" for k, v in options.items()) or "none"
+    """`late=0.05, ablation.probe=true`, or "none"."""
+    flat = {f"{k}.{key}" if isinstance(v, Mapping) else k: value for k, v in options.items()
+            for key, value in (v.items() if isinstance(v, Mapping) else [(None, v)])}
+    return ", ".join(f"{k}={v}" for k, v in flat.items()) or "none"

@@ -22,6 +22,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from searcher.analysis.modes import N_MODES
 from searcher.bench.cases import Case
 from searcher.bench.store import show_options
 
@@ -141,7 +142,7 @@ def markdown(suite: pd.DataFrame, runs: pd.DataFrame, cases: Sequence[Case], str
             f"{under}: breadth >= {BREADTH_SHARE:.0%} of broadest", "both, in seed resamples"]
     lines = [f"# Benchmark suite: {_count(len(cases), 'case')}, {budget} evaluations per run, {_count(seeds, 'seed')}", "",
              "Each cell: failures / breadth / effective breadth, means over seeds. Failures are distinct failing points; breadth is "
-             "the planted regions (of k) or failure modes (of 16) hit; effective breadth is exp(entropy) of the failures over them "
+             f"the planted regions (of k) or failure modes (of {N_MODES}) hit; effective breadth is exp(entropy) of the failures over them "
              "(1 for one region, 0 for none). `*`: the defaults were tuned on this case. The last column: the share of "
              f"{RESAMPLES} bootstrap resamples of the seeds in which both checks pass (near 0% or 100%: the search's verdict; "
              "in between: the draw's)."

@@ -16,10 +16,11 @@ from pathlib import Path
 from typing import Any
 
 from searcher.campaign.executors import EXECUTORS
+from searcher.defaults import DEFAULT_BATCH, DEFAULT_BUDGET
 from searcher.errors import ParameterError
 from searcher.objective import LOSSES, ObjectiveSpec
 from searcher.space import Space
-from searcher.strategies import DEFAULT_STRATEGY, STRATEGIES
+from searcher.strategies import DEFAULT_STRATEGY, STRATEGIES, upgrade_options
 from searcher.validation import ENV_REFERENCE, check_choice, check_int, check_number
 
 __all__ = ["CUBES", "CampaignConfig", "search_space"]
@@ -96,8 +97,8 @@ class CampaignConfig:
     generator: str = _setting("faces", "generator name (default: faces)")
     target: str = _setting("dlib-cnn", "target name (default: dlib-cnn)")
     strategy: str = _setting(DEFAULT_STRATEGY, f"{', '.join(STRATEGIES.describe())} (default: {DEFAULT_STRATEGY})")
-    budget: int = _setting(400, "evaluations in all (default: 400)")
-    batch: int = _setting(4, "points proposed and evaluated together (default: 4)")
+    budget: int = _setting(DEFAULT_BUDGET, f"evaluations in all (default: {DEFAULT_BUDGET})")
+    batch: int = _setting(DEFAULT_BATCH, f"points proposed and evaluated together (default: {DEFAULT_BATCH})")
     workers: int = _setting(1, "evaluation workers; more than one runs on Ray (default: 1)")
     seed: int = _setting(0, "seed of the strategy and the rendering (default: 0)")
     out: str = _setting("runs/campaign", "campaign directory (default: runs/campaign)")
@@ -108,7 +109,8 @@ class CampaignConfig:
     ray_address: str | None = _setting(None, "join a running Ray cluster (e.g. auto, or ray://host:10001)")
     generator_options: Mapping[str, Any] = _setting(dict, "a generator option (repeatable)", "--generator-option", metavar="KEY=VALUE")
     target_options: Mapping[str, Any] = _setting(dict, "a target option (repeatable)", "--option", metavar="KEY=VALUE")
-    strategy_options: Mapping[str, Any] = _setting(dict, "a strategy option (repeatable)", "--strategy-option", metavar="KEY=VALUE")
+    strategy_options: Mapping[str, Any] = _setting(dict, "a strategy option (repeatable); TABLE.KEY=VALUE sets a key of a table option, "
+                                                    "e.g. ablation.probe=true", "--strategy-option", metavar="KEY=VALUE")
     truth_column: str | None = _setting(None, "classify targets: the truth column their label is judged against")
     cut: float | None = _setting(None, "classify targets: truth >= cut is the second label")
     margin: float = _setting(0.1, "classify targets: truth this close to the cut is ambiguous (default: 0.1)")
@@ -145,6 +147,7 @@ class CampaignConfig:
             if not isinstance(value, Mapping):
                 raise ParameterError(f"The {name!r} option of {owner} must be a table of NAME = VALUE. Got {value!r} instead.")
             object.__setattr__(self, name, dict(value))
+        object.__setattr__(self, "strategy_options", upgrade_options(self.strategy, self.strategy_options))  # options that moved since
         headers = self.target_options.get("headers")
         if isinstance(headers, Mapping):
             for name, value in headers.items():
@@ -185,9 +188,13 @@ class CampaignConfig:
 
     @classmethod
     def with_defaults(cls, stored: Mapping[str, Any]) -> dict[str, Any]:
-        """A stored configuration completed with the defaults of settings added since it was written."""
+        """A stored configuration completed with the defaults of settings added since it was written,
+        and with its strategy's options where they are taken now (`upgrade_options`)."""
         defaults = cls().config()
-        return json.loads(json.dumps({**{k: v for k, v in defaults.items() if k not in stored}, **stored}))
+        config = json.loads(json.dumps({**{k: v for k, v in defaults.items() if k not in stored}, **stored}))
+        if isinstance(config.get("strategy_options"), Mapping):
+            config["strategy_options"] = upgrade_options(config.get("strategy"), config["strategy_options"])
+        return config
 
     def spec(self) -> ObjectiveSpec:
         """The objective's pieces, for any worker to build."""

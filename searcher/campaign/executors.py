@@ -4,6 +4,11 @@ Both take an `ObjectiveSpec` and evaluate a batch of params dicts with one seed;
 pure function of (params, seed), so the same batch gives the same outcomes on either executor.
 Ray actors build the generator and target once and receive a slice of the batch per call (a call
 costs milliseconds, an image far less), and `address=` joins an existing Ray cluster.
+
+Both report what their targets spend (`targets.base.SpendingTarget`) by worker, as
+`{worker: target.spending()}` (None for a target that spends nothing to keep), take such a record
+back on resume, and say when a target's cap is reached; each Ray actor has its own target, so its
+own count (and its own cap).
 """
 
 from __future__ import annotations
@@ -17,6 +22,7 @@ import numpy as np
 from searcher.errors import ParameterError, PluginError
 from searcher.objective import Objective, ObjectiveSpec, Outcome
 from searcher.validation import check_choice
+from targets.base import SpendingTarget
 
 __all__ = ["EXECUTORS", "LocalExecutor", "RayExecutor", "check_reachable", "make_executor"]
 
@@ -35,6 +41,19 @@ class LocalExecutor:
 
     def evaluate(self, params: Sequence[Mapping[str, Any]], seed: int) -> list[tuple[Outcome, str]]:
         return [(o, "local") for o in self.objective.evaluate(params, seed)]
+
+    def spending(self) -> dict[str, dict[str, Any]] | None:
+        """`{"local": what the target spent}`, or None for a target that is not a `SpendingTarget`."""
+        state = _spending(self.objective.target)
+        return None if state is None else {"local": state}
+
+    def restore_spending(self, state: Mapping[str, Mapping[str, Any]]) -> None:
+        """Gives the target back the spending stored by an earlier run."""
+        _restore(self.objective.target, state.get("local"))
+
+    def cap_reached(self) -> str | None:
+        """Why the target sends nothing more, or None."""
+        return _cap_reached(self.objective.target)
 
     def close(self) -> None:
         pass
@@ -81,6 +100,20 @@ class RayExecutor:
             out.extend(result)
         return out
 
+    def spending(self) -> dict[str, dict[str, Any]] | None:
+        """What each actor's target spent, by actor name; None for targets that spend nothing to keep."""
+        states = self._ray.get([actor.spending.remote() for actor in self._actors])
+        kept = {f"ray-{i}": state for i, state in enumerate(states) if state is not None}
+        return kept or None
+
+    def restore_spending(self, state: Mapping[str, Mapping[str, Any]]) -> None:
+        """Gives each actor's target back its own stored spending."""
+        self._ray.get([actor.restore_spending.remote(state.get(f"ray-{i}")) for i, actor in enumerate(self._actors)])
+
+    def cap_reached(self) -> str | None:
+        """Why an actor's target sends nothing more (the first such), or None."""
+        return next((r for r in self._ray.get([actor.cap_reached.remote() for actor in self._actors]) if r is not None), None)
+
     def close(self) -> None:
         for actor in self._actors:
             self._ray.kill(actor)
@@ -98,6 +131,28 @@ class _Worker:
 
     def evaluate(self, params: list[dict[str, Any]], seed: int) -> list[tuple[Outcome, str]]:
         return [(o, self.name) for o in self.objective.evaluate(params, seed)]
+
+    def spending(self) -> dict[str, Any] | None:
+        return _spending(self.objective.target)
+
+    def restore_spending(self, state: Mapping[str, Any] | None) -> None:
+        _restore(self.objective.target, state)
+
+    def cap_reached(self) -> str | None:
+        return _cap_reached(self.objective.target)
+
+
+def _spending(target: Any) -> dict[str, Any] | None:
+    return target.spending() if isinstance(target, SpendingTarget) else None
+
+
+def _restore(target: Any, state: Mapping[str, Any] | None) -> None:
+    if state is not None and isinstance(target, SpendingTarget):
+        target.restore_spending(state)
+
+
+def _cap_reached(target: Any) -> str | None:
+    return target.cap_reached() if isinstance(target, SpendingTarget) else None
 
 
 def check_reachable(address: str) -> None:

@@ -11,6 +11,13 @@ strategy the stored history and restores the last state, re-asks the first incom
 same points, because proposals depend only on seed, step and history), and evaluates only the
 trials of it that are not stored yet: nothing is lost and nothing is evaluated twice.
 
+A target that spends what a resume cannot give back (`targets.base.SpendingTarget`, e.g. a paid
+HTTP API with a budget) has its spending stored with each evaluation's trials, in the same
+transaction, and restored on resume before the first request, so its cap holds across resumes.
+Once the cap is reached the campaign stops and says so; the images the target did not send get no
+trial, so a resume with a raised cap (the one change to the target's options a resume accepts)
+evaluates them.
+
 The generator is built once here and the target once for a local run (Ray actors build their own).
 """
 
@@ -34,6 +41,7 @@ from searcher.errors import ParameterError
 from searcher.objective import Judge, Objective
 from searcher.space import Continuous, Space
 from searcher.strategies import Strategy, make_strategy
+from targets.base import CAP_REACHED, SpendingTarget
 
 __all__ = ["Campaign", "SetUp", "audited", "run", "run_or_resume", "set_up"]
 
@@ -69,15 +77,21 @@ class _Loop:
         setup = set_up(c)  # fails fast on a bad generator, target or strategy, before anything is locked or evaluated
         self.space, self.held, self.strategy = setup.space, setup.held, setup.strategy
         objective = setup.objective
+        target = objective.target
+        self.cap_options: tuple[str, ...] = tuple(target.cap_options) if isinstance(target, SpendingTarget) else ()
         self.lock = DirectoryLock(c.out)  # one process per campaign directory, taken only once the config is sound
         self.lock.acquire()
         try:
             self.store = Store(c.out)
             self._check_stored(resume)
+            spent = self.store.spending if resume else None
             self.executor = make_executor(c.executor, c.spec(), c.workers, c.ray_address, objective=objective)
+            if spent is not None:
+                self.executor.restore_spending(spent)  # before the first request: the cap counts what earlier runs sent
         except BaseException:
             self.lock.release()
             raise
+        self._unsaved = False  # an evaluation is under way whose spending is not stored yet
 
     def _check_stored(self, resume: bool) -> None:
         c, stored = self.campaign, self.store.config
@@ -85,9 +99,14 @@ class _Loop:
             raise ParameterError(f"{c.out} already holds a campaign; resume it with `searcher hunt --resume {c.out}` or choose another --out.")
         if stored is not None:
             before = type(c).with_defaults(stored)
-            if {**before, "out": c.out, "budget": c.budget, "retries": c.retries} != json.loads(json.dumps(c.config())):
+            now = json.loads(json.dumps(c.config()))
+            if isinstance(before.get("target_options"), dict):  # the target's spending cap may change: it is raised to spend more
+                before["target_options"] = {k: v for k, v in before["target_options"].items() if k not in self.cap_options}
+            now["target_options"] = {k: v for k, v in now["target_options"].items() if k not in self.cap_options}
+            if {**before, "out": c.out, "budget": c.budget, "retries": c.retries} != now:
+                caps = f", the target's {' and '.join(map(repr, self.cap_options))} option, to raise its cap," if self.cap_options else ""
                 raise ParameterError(f"{c.out} holds a campaign with another configuration; resume it as it was "
-                                     "(only --budget, to extend it, and --retries may change).")
+                                     f"(only --budget, to extend it{caps} and --retries may change).")
             if c.budget < before["budget"]:
                 raise ParameterError(f"A resumed campaign can be extended, not shortened: {c.out} has a budget of "
                                      f"{before['budget']}. Got {c.budget} instead.")
@@ -100,10 +119,33 @@ class _Loop:
         todo = self.store.errored(self.campaign.retries + 1)
         if not todo:
             return 0, 0
-        outcomes = self.executor.evaluate([params for _, _, params, _, _, _ in todo], self.campaign.seed)  # stored with the held values
-        for (step, idx, _, x, source, attempts), (outcome, worker) in zip(todo, outcomes):
-            self.store.add_trial(step, idx, x, outcome, worker, source, attempts + 1)
+        self.stop_if_capped(todo[0][0])
+        outcomes = self._evaluate([params for _, _, params, _, _, _ in todo])  # stored with the held values
+        with self.store.transaction():
+            for (step, idx, _, x, source, attempts), (outcome, worker) in zip(todo, outcomes):
+                if outcome.error != CAP_REACHED:  # not sent: it stays a trial to retry
+                    self.store.add_trial(step, idx, x, outcome, worker, source, attempts + 1)
+            self._save_spending()
+        if any(o.error == CAP_REACHED for o, _ in outcomes):
+            self.stop_if_capped(todo[0][0], not_sent=True)
         return len(todo), sum(o.error is None for o, _ in outcomes)
+
+    def stop_if_capped(self, step: int, not_sent: bool = False) -> None:
+        """Raises the ParameterError that stops the campaign at batch `step` once the target's spending cap is reached."""
+        reason = self.executor.cap_reached()
+        if reason is not None or not_sent:
+            raise ParameterError(_capped(reason or "spending cap reached", self.campaign, step, self.cap_options))
+
+    def _evaluate(self, params: list[dict[str, Any]]) -> list:
+        self._unsaved = True
+        return self.executor.evaluate(params, self.campaign.seed)
+
+    def _save_spending(self) -> None:
+        """Stores what the target has spent (inside the caller's transaction, with the trials it paid for)."""
+        state = self.executor.spending()
+        if state is not None:
+            self.store.save_spending(state)
+        self._unsaved = False
 
     def replay(self) -> tuple[int, int]:
         """Tells the strategy every completed batch and restores its last state; returns the
@@ -134,16 +176,24 @@ class _Loop:
             ParameterError: no trial of the batch got an answer from the target (a target that is
                 down or refuses the key), or the first batch got no judgement at all (every trial an
                 error or excluded as ambiguous): the rest of the budget would be spent the same way.
+                Also once the target's spending cap is reached: trials it did not send are not
+                stored, and a resume with a raised cap evaluates them.
         """
         n = len(X)
         have = self.store.step_trials(step)
         todo = [i for i in range(n) if i not in have]
         if not todo:
             return 0
+        self.stop_if_capped(step)
         params = self.space.from_unit(X)
-        outcomes = self.executor.evaluate([{**self.held, **params[i]} for i in todo], self.campaign.seed)
-        for i, (outcome, worker) in zip(todo, outcomes):
-            self.store.add_trial(step, i, X[i], outcome, worker, "audit" if i >= n - audit else "search")
+        outcomes = self._evaluate([{**self.held, **params[i]} for i in todo])
+        with self.store.transaction():
+            for i, (outcome, worker) in zip(todo, outcomes):
+                if outcome.error != CAP_REACHED:
+                    self.store.add_trial(step, i, X[i], outcome, worker, "audit" if i >= n - audit else "search")
+            self._save_spending()
+        if any(o.error == CAP_REACHED for o, _ in outcomes):
+            self.stop_if_capped(step, not_sent=True)
         if all(o.error is not None for o, _ in outcomes) or (step == 0 and all(o.loss is None for o, _ in outcomes)):
             raise ParameterError(_unjudged([o for o, _ in outcomes], self.campaign, step))
         return sum(bool(o.failure) for o, _ in outcomes)
@@ -158,8 +208,15 @@ class _Loop:
         self.store.finish_step(step, len(X), self.strategy.state(), composite)
 
     def close(self) -> None:
-        self.executor.close()
-        self.lock.release()
+        try:
+            if self._unsaved:  # stopped while evaluating (Ctrl-C, an error): what was sent counts on resume
+                with self.store.transaction():
+                    self._save_spending()
+        except Exception:  # noqa: BLE001 - the executor itself failed (a lost Ray actor): nothing more to learn from it
+            pass
+        finally:
+            self.executor.close()
+            self.lock.release()
 
 
 @dataclass(frozen=True)
@@ -248,6 +305,15 @@ def _unjudged(outcomes: list, campaign: CampaignConfig, step: int) -> str:
     return (f"Stopped after {batch}: all {len(outcomes)} trials were excluded as ambiguous ({outcomes[0].excluded}): "
             f"the truth the target is judged by sits at its cut. Vary that attribute or fix it away from the cut "
             f"(--vary / --fix), or lower --margin.")
+
+
+def _capped(reason: str, campaign: CampaignConfig, step: int, options: tuple[str, ...]) -> str:
+    """Why a campaign stopped at its target's spending cap, and how to go on."""
+    batch = "the first batch" if step == 0 else f"batch {step + 1}"
+    option = options[0] if options else "budget"
+    return (f"Stopped at {batch}: the target {campaign.target!r} reports {reason}. Nothing more was sent, and every trial "
+            f"stored is kept. Resuming as it is sends nothing: raise the cap (the target option {option!r}, e.g. "
+            f"`searcher hunt --resume {campaign.out} --option {option}=N`), and the resumed campaign evaluates what was not sent.")
 
 
 def run(campaign: CampaignConfig, progress: bool = True, resume: bool = False, desc: str | None = None) -> CampaignResult:

@@ -3,12 +3,14 @@ images as PNG files named by content hash.
 
 Layout of a campaign directory::
 
-    DIR/campaign.sqlite     config, trials (one row per evaluation), steps (one row per batch)
+    DIR/campaign.sqlite     config, the target's spending, trials (one row per evaluation), steps (one row per batch)
     DIR/images/ab/abcdef....png
 
-Every trial is committed as soon as it is evaluated, and a batch's row (with the strategy state
-after `tell`) once the whole batch is in, so a campaign killed at any moment — `kill -9` included —
-loses at most the evaluations in flight, and a resumed campaign reuses every trial already stored.
+The trials of an evaluation are committed as soon as it returns, together with what the target has
+spent by then (`targets.base.SpendingTarget`; one transaction), and a batch's row (with the strategy
+state after `tell`) once the whole batch is in, so a campaign killed at any moment — `kill -9`
+included — loses at most the evaluations in flight, a resumed campaign reuses every trial already
+stored, and its target's spending cap counts every request whose trial was stored.
 PNGs are written to a temporary name and renamed, so a file is whole or absent.
 """
 
@@ -21,6 +23,8 @@ import json
 import os
 import sqlite3
 import tempfile
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -100,6 +104,33 @@ class Store:
 
     def save_config(self, config: dict[str, Any]) -> None:
         self._db.execute("INSERT OR REPLACE INTO meta VALUES ('config', ?)", (_json(config),))
+
+    @property
+    def spending(self) -> dict[str, Any] | None:
+        """What the campaign's targets have spent, by worker (`{"local": {"requests": 10, ...}}`), or
+        None when its target spends nothing a resume must keep."""
+        row = self._db.execute("SELECT value FROM meta WHERE key = 'spending'").fetchone()
+        if row is None:
+            return None
+        try:
+            state = json.loads(row[0])
+        except ValueError:
+            state = None
+        if not isinstance(state, dict) or not all(isinstance(v, dict) for v in state.values()):
+            raise ParameterError(f"{self.path} holds a target spending record that does not parse ({row[0][:80]!r}); "
+                                 "a resume cannot know what its target has spent, so it does not resume it.")
+        return state
+
+    def save_spending(self, state: Mapping[str, Any]) -> None:
+        """Keeps the record of what the targets have spent (in the open `transaction`, if any)."""
+        self._db.execute("INSERT OR REPLACE INTO meta VALUES ('spending', ?)", (_json(dict(state)),))
+
+    @contextmanager
+    def transaction(self) -> Iterator[None]:
+        """Everything written inside commits together, or not at all."""
+        with self._db:
+            self._db.execute("BEGIN")
+            yield
 
     # ---------------------------------------------------------------- trials and steps
 

@@ -18,6 +18,7 @@
     searcher retrain --target gender-cnn --seeds 3 --out runs/retrain
     searcher report runs/bo                         one self-contained HTML page of a run: runs/bo/report.html
     searcher serve-target dlib-hog --port 8000       a local target over HTTP, for the `http` target
+    searcher results --check                        run the cheap rows of docs/results.md again, flag a figure that moved
 
 Each command module has `HELP` (and optionally `DESCRIPTION` and `resume_hint(args)`, printed
 after Ctrl-C), `add_arguments(parser)` and `run(args) -> int`; `run` is a thin shell over a library call a Python user can make too (Optuna's
@@ -62,6 +63,7 @@ COMMANDS: dict[str, str] = {
     "export": "export",
     "retrain": "retrain",
     "report": "report",
+    "results": "results",
 }
 
 

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import argparse
 
+from searcher.outputs import check_output_dir
+
 HELP = "error rates by subgroup, effects and sensitivity of a campaign or transect directory"
 DESCRIPTION = ("Failure rates per subgroup with Wilson intervals, logistic effects of the binned attributes with bootstrap "
                "errors and, for transects, treatment effects and sensitivity curves; CSV tables and PNG plots. Rates of an "
@@ -25,8 +27,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from searcher.analysis.subgroups import analyze
+    from searcher.studies.analyze import analyze
 
+    if args.out is not None:
+        check_output_dir(args.out, command="searcher analyze")
     attributes = [a.strip() for a in args.attributes.split(",") if a.strip()] if args.attributes is not None else None
     result = analyze(args.directory, out=args.out, attributes=attributes, bins=args.bins, n_boot=args.boot, seed=args.seed,
                      biased=args.biased, keep_pruned=args.keep_pruned)

@@ -3,28 +3,41 @@ lists of numbers and of names. Each raises a ParameterError that names the flag 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from searcher.errors import ParameterError
 
-__all__ = ["assignments", "name_list", "number_assignments", "number_list", "seed_list"]
+__all__ = ["assignments", "merge_tables", "name_list", "number_assignments", "number_list", "seed_list"]
 
 
-def assignments(items: Sequence[str], flag: str = "--set") -> dict[str, Any]:
+def assignments(items: Sequence[str], flag: str = "--set", tables: bool = False) -> dict[str, Any]:
     """`NAME=VALUE` items -> dict; values that read as integers become ints (`memory=100`), other
-    numbers floats, the rest stay strings."""
+    numbers floats, the rest stay strings. With `tables`, `TABLE.NAME=VALUE` sets NAME in the
+    table TABLE (`--strategy-option ablation.probe=true` -> `{"ablation": {"probe": "true"}}`)."""
     out: dict[str, Any] = {}
     for item in items:
         name, sep, value = item.partition("=")
-        if not sep or not name.strip() or not value.strip():
+        table, dot, key = name.strip().partition(".") if tables and "." in name else ("", "", name.strip())
+        if not sep or not key.strip() or not value.strip() or (dot and not table.strip()):
             raise ParameterError(f"{flag} expects NAME=VALUE, got {item!r}.")
+        into = out.setdefault(table.strip(), {}) if dot else out
+        if not isinstance(into, dict):
+            raise ParameterError(f"{flag} {item!r}: {table.strip()} is set to a value already, not a table.")
         for kind in (int, float, str.strip):
             try:
-                out[name.strip()] = kind(value)
+                into[key.strip()] = kind(value)
                 break
             except ValueError:
                 continue
+    return out
+
+
+def merge_tables(base: Mapping[str, Any], over: Mapping[str, Any]) -> dict[str, Any]:
+    """`over` laid on `base`, a table in both merged key by key (a TOML file's tables under the flags')."""
+    out = dict(base)
+    for key, value in over.items():
+        out[key] = merge_tables(out[key], value) if isinstance(value, Mapping) and isinstance(out.get(key), Mapping) else value
     return out
 
 

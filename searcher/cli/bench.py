@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 
 from searcher.cli.args import assignments, seed_list
+from searcher.defaults import DEFAULT_BATCH, DEFAULT_BUDGET
+from searcher.outputs import check_output_dir
 from searcher.strategies import DEFAULT_STRATEGY
 
 HELP = "score search strategies together on the benchmark suite (planted landscapes and face campaigns)"
@@ -25,11 +27,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                         "aside from tuning (default: the whole suite; see --list)")
     p.add_argument("--strategies", help="comma-separated (default: random,bo,bo-modes,bo-modes-nomodel,tpe,cmaes,ax,cmame, those available)")
     p.add_argument("--seeds", default="5", help="a count (5 -> seeds 0..4) or a comma-separated list (3, -> seed 3 alone) (default: 5)")
-    p.add_argument("--budget", type=int, default=400, help="evaluations per run, in batches of 4 (default: 400)")
+    p.add_argument("--budget", type=int, default=DEFAULT_BUDGET, help=f"evaluations per run, in batches of {DEFAULT_BATCH} (default: {DEFAULT_BUDGET})")
     p.add_argument("--jobs", type=int, default=1, help="planted runs at once in processes, campaigns at once on Ray (default: 1)")
     p.add_argument("--strategy-option", action="append", default=[], metavar="KEY=VALUE",
-                   help="an option for the strategies that take it (repeatable), e.g. late=0.05 for bo-modes and its ablation: a "
-                        "variant scored on the suite; give it its own --out")
+                   help="an option for the strategies that take it (repeatable), e.g. late=0.05 for bo-modes and its ablation, or "
+                        "ablation.probe=true (a key of a table option): a variant scored on the suite; give it its own --out")
     p.add_argument("--under", default=DEFAULT_STRATEGY, help=f"the strategy suite.md checks (default: {DEFAULT_STRATEGY})")
     p.add_argument("--out", default="runs/bench", help="output directory (default: runs/bench)")
     p.add_argument("--list", action="store_true", help="print the cases with their options, whether the defaults were tuned on them, "
@@ -51,10 +53,11 @@ def run(args: argparse.Namespace) -> int:
         print("tuned: the defaults were tuned on this case; every default was chosen on the suite's scores, and the held-out "
               "cases (--cases held-out) are kept aside to check that they generalise")
         return 0
+    check_output_dir(args.out, command="searcher bench")
     strategies = [s.strip() for s in args.strategies.split(",") if s.strip()] if args.strategies else DEFAULT_STRATEGIES
     result = bench(args.out, cases=cases, strategies=strategies, seeds=seed_list(args.seeds), budget=args.budget, jobs=args.jobs,
                    progress=not args.no_progress, under=args.under,
-                   strategy_options=assignments(args.strategy_option, "--strategy-option"))
+                   strategy_options=assignments(args.strategy_option, "--strategy-option", tables=True))
     print(result.summary())
     print(f"written: {args.out}/runs.csv, suite.csv, suite.md, suite.png")
     return 0

@@ -21,7 +21,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--control", default=None, help="random: also write as many random images, labelled the same way, to OUT-control")
     p.add_argument("--band", type=float, default=0.1, help="near-boundary: |P(right label) - 0.5| <= BAND (default: 0.1)")
     p.add_argument("--seed", type=int, default=0, help="seed of the control draw (default: 0)")
-    p.add_argument("--overwrite", action="store_true", help="replace a non-empty --out")
+    p.add_argument("--overwrite", action="store_true", help="replace an earlier export at --out (never a campaign, the source, "
+                   "the working directory or an ancestor of one of them)")
 
 
 def run(args: argparse.Namespace) -> int:

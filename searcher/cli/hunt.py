@@ -16,8 +16,9 @@ from pathlib import Path
 from typing import Any
 
 from searcher.campaign import Campaign
-from searcher.cli.args import assignments
+from searcher.cli.args import assignments, merge_tables
 from searcher.errors import SearcherError
+from searcher.outputs import check_output_dir
 
 HELP = "search a generator + target for failures and record every evaluation"
 
@@ -85,7 +86,7 @@ def config_from(args: argparse.Namespace) -> dict[str, Any]:
                 if not isinstance(given, dict):
                     raise SearcherError(f"The {f.name!r} key of {args.config} must be a table of NAME = VALUE, e.g. "
                                         f"{f.name} = {{ yaw = 10 }}. Got {given!r} instead.")
-                config[f.name] = {**given, **assignments(value, _flag(f))}
+                config[f.name] = merge_tables(given, assignments(value, _flag(f), tables=f.name == "strategy_options"))
         elif value is not None:
             config[f.name] = value
     return config
@@ -98,9 +99,13 @@ def run(args: argparse.Namespace) -> int:
             campaign = dataclasses.replace(campaign, budget=args.budget)
         if args.retries is not None:
             campaign = dataclasses.replace(campaign, retries=args.retries)
+        if args.target_options:  # a raised spending cap; any other change is refused by the resume's check
+            campaign = dataclasses.replace(campaign, target_options={**campaign.target_options,
+                                                                     **assignments(args.target_options, "--option")})
         print(f"resuming {args.resume}")
     else:
         campaign = Campaign(**config_from(args))
+        check_output_dir(campaign.out, command="searcher hunt")
     result = campaign.run(progress=not args.no_progress, resume=bool(args.resume))
     print(result.summary())
     return 0

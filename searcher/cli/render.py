@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import argparse
 import time
-from pathlib import Path
 
 from searcher.cli.args import assignments
+from searcher.outputs import check_output_file
 from searcher.validation import check_int
 
 HELP = "render faces from a generator's default prior onto a labelled contact sheet"
@@ -30,6 +30,9 @@ def run(args: argparse.Namespace) -> int:
 
     check_int("-n", args.n, 1)
     check_int("--seed", args.seed, 0)
+    out = check_output_file(args.out)
+    if args.truth:
+        check_output_file(args.truth, flag="--truth")
     options = assignments(args.generator_option, "--generator-option")
     if args.resolution is not None:
         options["resolution"] = args.resolution
@@ -39,7 +42,6 @@ def run(args: argparse.Namespace) -> int:
     start = time.perf_counter()
     batch = gen.generate(params, seed=args.seed)
     elapsed = time.perf_counter() - start
-    out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
     contact_sheet(batch.images, batch.truth, caption=generators.vocabulary(args.generator).caption).save(out)
     if args.truth:

@@ -19,7 +19,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("directory", metavar="DIR", help="a campaign (searcher hunt), comparison (searcher compare), transect run "
                    "(searcher transect), analysis (searcher analyze), export (searcher export) or retraining (searcher "
                    "retrain) directory")
-    p.add_argument("--out", help="the HTML file (default: DIR/report.html)")
+    p.add_argument("--out", help="the HTML file, new or a regular file to replace (default: DIR/report.html)")
     p.add_argument("--max", type=int, default=400, help="at most this many images per gallery; over it, the most different "
                    "ones (in an export, its first ones; default: 400)")
     p.add_argument("--boot", type=int, default=200, help="bootstrap resamples of the logistic effects (default: 200)")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 
 from searcher.cli.args import seed_list
+from searcher.outputs import check_output_dir
 from searcher.strategies import DEFAULT_STRATEGY
 
 HELP = "retrain a model with the failures a search found, against random images and balanced data"
@@ -38,6 +39,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from searcher.retrain import retrain
 
+    check_output_dir(args.out, command="searcher retrain")
     result = retrain(args.target, hard=args.hard, n=args.n, seeds=seed_list(args.seeds), out=args.out,
                      arms=[a.strip() for a in args.arms.split(",") if a.strip()], budget=args.budget, strategy=args.strategy,
                      train_n=args.train_n, epochs=args.epochs, test_n=args.test_n, progress=not args.no_progress)

@@ -4,16 +4,17 @@
     searcher transect --attributes skin_tone,hair_length,gender_presentation --size 2x2x2 -n 200 \\
         --target gender-cnn --hold facial_hair --out runs/gender
 
-A thin shell over `searcher.analysis.transect_run.run_transects`, whose docstring says what is written.
+A thin shell over `searcher.studies.transects.run_transects`, whose docstring says what is written.
 """
 
 from __future__ import annotations
 
 import argparse
 
-from searcher.analysis.transect_run import DEFAULT_ATTRIBUTES
 from searcher.cli.args import assignments, number_assignments
 from searcher.errors import ParameterError
+from searcher.outputs import check_output_dir
+from searcher.studies.transects import DEFAULT_ATTRIBUTES
 
 HELP = "render transects along attribute hyperplanes and measure a target on them"
 DESCRIPTION = ("Fit latent-to-attribute hyperplanes on annotated samples, render transects (grids of faces that differ along "
@@ -67,8 +68,9 @@ def _ranges(items: list[str]) -> dict[str, tuple[float, float]]:
 
 
 def run(args: argparse.Namespace) -> int:
-    from searcher.analysis.transect_run import run_transects
+    from searcher.studies.transects import run_transects
 
+    check_output_dir(args.out, command="searcher transect")
     attributes = [a.strip() for a in args.attributes.split(",") if a.strip()]
     result = run_transects(
         args.target, generator=args.generator, attributes=attributes, size=args.size, n=args.n,

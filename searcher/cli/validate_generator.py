@@ -1,5 +1,5 @@
 """`searcher validate-generator`: how well a learned generator renders what it is asked for, a thin
-shell over `searcher.analysis.generator_quality.validate_generator`.
+shell over `searcher.studies.generator_quality.validate_generator`.
 
     searcher validate-generator faces-cvae -n 200 --out runs/validate
     searcher validate-generator checkpoint --generator-option spec=my_gan.toml --judge gender=my-gender-api -n 100
@@ -17,6 +17,8 @@ validation.md and a contact sheet per combination to `--out`.
 from __future__ import annotations
 
 import argparse
+
+from searcher.outputs import check_output_dir
 
 HELP = "validate a learned generator: conditioning accuracy, detection rate, Frechet distance, reconstruction"
 
@@ -37,10 +39,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     import generators
     import targets
-    from searcher.analysis.generator_quality import validate_generator
     from searcher.cli.args import assignments
+    from searcher.studies.generator_quality import validate_generator
     from searcher.validation import check_names
 
+    check_output_dir(args.out, command="searcher validate-generator")
     gen = generators.load(args.generator, **assignments(args.generator_option, "--generator-option"))
     detectors = check_names(args.detectors, targets.available(), what="target", flag="--detectors")
     progress = None
@@ -53,7 +56,7 @@ def run(args: argparse.Namespace) -> int:
     result = validate_generator(gen, n=args.n, seed=args.seed, detectors=detectors, judges=assignments(args.judge, "--judge"),
                                 descriptor=None if args.no_descriptor else "dlib-verify", progress=progress)
     result.generator = args.generator
-    paths = result.write(args.out)
+    paths = result.write(args.out)  # --out was checked before the validation ran
     print(result.markdown())
     print(f"\nwrote {', '.join(str(p) for p in paths[:2])} and {len(paths) - 2} contact sheets")
     return 0

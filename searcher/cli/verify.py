@@ -1,5 +1,5 @@
 """`searcher verify`: face verification bias per demographic group on rendered pseudo-identities,
-a thin shell over `searcher.analysis.verification.verify`.
+a thin shell over `searcher.studies.verification.verify`.
 
     searcher verify --generator faces -n 100 --images 4 --out runs/verify
     searcher verify -n 200 --images 5 --vary yaw,age,smile --fmr 1e-3 --boot 1000 --out runs/verify200
@@ -7,7 +7,7 @@ a thin shell over `searcher.analysis.verification.verify`.
 Renders `-n` pseudo-identities (balanced over light/dark skin x masculine/feminine presentation)
 with `--images` images each that differ in pose, age, expression and light, embeds them with a
 verifier (`dlib-verify`), and compares genuine and within-group impostor pairs
-(docs/papers.md#liang; see `searcher.verification`).
+(docs/papers.md#liang; see `searcher.studies.verification`).
 
 Writes to `--out`: images.csv (one row per image; `found` False = no face, left out of every
 pair), pairs.csv, rates.csv (per group at one global threshold set for an overall FMR of `--fmr`,
@@ -21,7 +21,9 @@ from __future__ import annotations
 
 import argparse
 
-from searcher.analysis.verification import N_GROUPS, VARIATIONS
+from searcher.analysis.verification import N_GROUPS
+from searcher.outputs import check_output_dir
+from searcher.studies.verification import VARIATIONS
 from searcher.validation import check_int, check_number
 
 HELP = "face verification error per demographic group on rendered pseudo-identities"
@@ -51,14 +53,15 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from searcher.analysis.verification import verify
     from searcher.cli.args import assignments
+    from searcher.studies.verification import verify
 
     for flag, value, low in (("-n", args.n, 2 * N_GROUPS), ("--images", args.images, 2), ("--impostors", args.impostors, 1),
                              ("--boot", args.boot, 0), ("--batch-size", args.batch_size, 1), ("--seed", args.seed, 0)):
         check_int(flag, value, low)
     for flag, value in (("--fmr", args.fmr), ("--fallback-fmr", args.fallback_fmr)):
         check_number(flag, value, 0.0, 1.0, open_low=True, open_high=True)
+    check_output_dir(args.out, command="searcher verify")
     result = verify(args.out, args.generator, args.n, args.images, [v.strip() for v in args.vary.split(",") if v.strip()],
                     n_impostor=args.impostors, fmr=args.fmr, fallback_fmr=args.fallback_fmr, n_boot=args.boot, target=args.target,
                     target_options=assignments(args.option, "--option"), resolution=args.resolution, batch_size=args.batch_size,

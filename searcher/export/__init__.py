@@ -8,7 +8,8 @@ The source is a campaign, a comparison (all its campaigns) or a transect run. Ea
 the right label of every image, what the target answered, its failure mode and training weight,
 every generator parameter and truth column, and a README.md saying where it came from. The
 control set (`control="random"`) is written to `OUT-control`, in the same format. Nothing is
-half-written: the export is staged beside `out` and renamed into place at the end.
+half-written: the export is staged beside `out` and renamed into place at the end. `overwrite`
+replaces only an earlier export (see `searcher.outputs`).
 """
 
 from __future__ import annotations
@@ -71,12 +72,15 @@ def export(
             farthest-point traversal, else the first found.
         control: "random" also writes as many random images, labelled the same way, to `OUT-control`.
         band: near-boundary means |P(right label) - 0.5| <= band.
-        overwrite: replace a non-empty `out`.
+        overwrite: replace a non-empty `out` that an earlier export wrote (it holds the `.searcher-export`
+            marker every export leaves); never a source, a campaign, the working directory or an ancestor
+            of one of them (`searcher.outputs`).
         seed: seeds the control draw.
 
     Raises:
-        ParameterError: a bad value (named, with the valid ones), nothing to export, or an
-            existing `out` without `overwrite`; nothing is written then.
+        ParameterError: a bad value (named, with the valid ones), nothing to export, an existing
+            `out` without `overwrite`, or an `out` that may not be replaced (a link, a FIFO, a device,
+            a file, a source or a directory no export wrote); nothing is written then.
     """
     check_choice("--format", fmt, FORMATS)
     check_choice("--select", selection, SELECTIONS)
@@ -85,7 +89,7 @@ def export(
     check_int("--seed", seed, 0)
     out = Path(out)
     destinations = [out] + ([out.with_name(out.name + "-control")] if control else [])
-    staging = Staging(destinations, overwrite)  # an existing --out fails before anything is read
+    staging = Staging(destinations, overwrite, sources=[Path(source)])  # a bad --out fails before anything is read
     src = read_source(source)
     if fmt == "coco" and src.task != "detect":
         raise ParameterError(f"--format coco labels face boxes and needs a detect target; {src.config.get('target')!r} is a "

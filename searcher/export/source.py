@@ -17,8 +17,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from searcher.analysis.compare import mode_labels
-from searcher.analysis.transect_run import TRANSECT_CONFIG
+from searcher.analysis.modes import mode_labels
+from searcher.analysis.transects import TRANSECT_CONFIG
 from searcher.campaign import CampaignConfig, CampaignResult, load_campaign, search_space
 from searcher.campaign.store import encode_png, image_file
 from searcher.errors import ParameterError

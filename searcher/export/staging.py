@@ -3,6 +3,11 @@ and renamed into place only once everything is written.
 
 A staging directory is named `.NAME.partial-PID`; one left by a process that was killed
 (`kill -9` included) is removed by the next export to the same destination.
+
+Each destination is checked by `searcher.outputs.check_output_dir` before anything is written, and
+again just before it is replaced: only a new or empty directory, or with `overwrite` an earlier
+export (it holds the `.searcher-export` marker every export leaves), is ever replaced; never a
+source, a campaign, the working directory or an ancestor of one of them.
 """
 
 from __future__ import annotations
@@ -12,8 +17,13 @@ import shutil
 from pathlib import Path
 
 from searcher.errors import ParameterError
+from searcher.outputs import check_output_dir, leave_marker
 
-__all__ = ["Staging"]
+__all__ = ["MARKER", "Staging"]
+
+#: the file every export leaves in its directory, so that `--overwrite` knows it may replace it.
+MARKER = ".searcher-export"
+_COMMAND = "searcher export"
 
 
 def _alive(pid: int) -> bool:
@@ -30,17 +40,19 @@ class Staging:
     """Staging directories for a set of destinations; `commit` renames them all into place.
 
     Use as a context manager: leaving it by an exception removes every staging directory and
-    leaves the destinations as they were.
+    leaves the destinations as they were. `sources` are the directories the export reads (never replaced).
     """
 
-    def __init__(self, destinations: list[Path], overwrite: bool = False) -> None:
-        self.final = [Path(d) for d in destinations]
-        for dest in self.final:
-            if dest.exists() and not dest.is_dir():
-                raise ParameterError(f"--out {dest} is a file, not a directory. Choose another --out.")
-            if dest.is_dir() and any(dest.iterdir()) and not overwrite:
-                raise ParameterError(f"--out {dest} already exists and is not empty. Choose another --out, or pass --overwrite to replace it.")
+    def __init__(self, destinations: list[Path], overwrite: bool = False, sources: list[Path] | tuple[()] = ()) -> None:
+        self.given = [Path(d) for d in destinations]
+        self.overwrite, self.sources = overwrite, list(sources)
+        self.final = self._check()
         self.staged: list[Path] = []
+
+    def _check(self) -> list[Path]:
+        """The destinations, resolved, once each passed `check_output_dir`."""
+        return [check_output_dir(dest, replace=True, overwrite=self.overwrite, marker=MARKER, sources=self.sources,
+                                 command=_COMMAND) for dest in self.given]
 
     def __enter__(self) -> list[Path]:
         for dest in self.final:
@@ -53,6 +65,7 @@ class Staging:
                 path = dest.parent / f".{dest.name}.partial-{os.getpid()}"
                 shutil.rmtree(path, ignore_errors=True)
                 path.mkdir()
+                leave_marker(path, MARKER, _COMMAND)
             except OSError as exc:
                 self._discard()
                 raise ParameterError(f"Cannot write an export to {dest}: {exc.strerror or exc}. Choose another --out.") from None
@@ -64,7 +77,9 @@ class Staging:
             self._discard()
 
     def commit(self) -> None:
-        """Moves every staging directory to its destination (replacing what was there)."""
+        """Moves every staging directory to its destination (replacing what was there), once every
+        destination has passed its check again (it may have changed while the export was written)."""
+        self._check()
         for path, dest in zip(self.staged, self.final):
             if dest.exists():
                 old = dest.parent / f".{dest.name}.replaced-{os.getpid()}"

@@ -27,6 +27,7 @@ from __future__ import annotations
 import tempfile
 from pathlib import Path
 
+from searcher.outputs import check_output_file
 from searcher.packages import answer_calls
 from searcher.report.build import KINDS, build, kind_of
 from searcher.report.page import render, write
@@ -40,23 +41,25 @@ def report(directory: str | Path, out: str | Path | None = None, limit: int = 40
 
     Args:
         directory: a campaign, comparison, transect-run, analysis, export or retraining directory (see `KINDS`).
-        out: the HTML file to write instead.
+        out: the HTML file to write instead: a new path or a regular file, replaced (never a
+            directory, a link, a FIFO or a device; see `searcher.outputs`).
         limit: at most this many images in each gallery (failures, successes); over it, the most different ones
             (for an export, the first in its order).
         n_boot, seed: bootstrap resamples of the logistic effects and their seed (`searcher analyze`
             uses 1,000; fewer keep the report quick, and the page says how many).
 
     Raises:
-        ParameterError: a bad value, or a directory that is none of the kinds (named, with what was expected).
+        ParameterError: a bad value, a directory that is none of the kinds (named, with what was
+            expected), or an `out` that is not a new path or a regular file; nothing is written then.
     """
     check_int("limit", limit, 1, owner="report")
     check_int("n_boot", n_boot, 0, owner="report")
     check_int("seed", seed, 0, owner="report")
     path = Path(directory)
     kind = kind_of(path)
+    dest = check_output_file(Path(out) if out is not None else path / "report.html")  # before the page is built
     with tempfile.TemporaryDirectory(prefix="searcher-report-") as scratch:
         page = build(path, kind, Path(scratch), limit, n_boot, seed)
-    dest = Path(out) if out is not None else path / "report.html"
     write(render(page), dest)
     return dest
 

@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from searcher.analysis.compare import diversity, new_failures
+from searcher.analysis.modes import diversity, new_failures
 from searcher.campaign import CampaignResult
 from searcher.export.source import Source
 from searcher.report.gallery import Gallery

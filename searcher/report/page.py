@@ -17,6 +17,8 @@ from typing import Any
 
 import pandas as pd
 
+from searcher.outputs import check_output_file
+
 __all__ = ["CSP", "Examples", "Figure", "Page", "Section", "Table", "data_uri", "png_figure", "render", "table", "write"]
 
 #: images may only be data: URIs, styles and scripts only inline; nothing is fetched, posted or framed.
@@ -126,7 +128,10 @@ def render(page: Page) -> str:
 
 def write(text: str, path: Path) -> None:
     """Writes `text` to `path` through a temporary file renamed into place: a reader (a browser
-    reloading the report) sees the old page or the new one, never half of one."""
+    reloading the report) sees the old page or the new one, never half of one. `path` is checked
+    first (`searcher.outputs.check_output_file`): a link, a FIFO, a device or a directory there is
+    refused, never replaced."""
+    check_output_file(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     try:

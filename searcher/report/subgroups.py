@@ -33,7 +33,7 @@ def analysis_section(directory: Path, scratch: Path, n_boot: int, seed: int, sid
                      title: str = "Subgroups and effects") -> Section:
     """Runs `analyze` on a campaign or transect `directory` (its files go to `scratch`) and shows
     its summary lines, tables and plots; its refusal, when it gives one, is the section."""
-    from searcher.analysis.subgroups import analyze
+    from searcher.studies.analyze import analyze
 
     try:
         result = analyze(directory, out=scratch, n_boot=n_boot, seed=seed)

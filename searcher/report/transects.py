@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from searcher.analysis.transect_run import TRANSECT_CONFIG
+from searcher.analysis.transects import TRANSECT_CONFIG
 from searcher.report.page import Section, Table, png_figure, table
 
 __all__ = ["transect_config", "transect_sections", "transect_summary"]

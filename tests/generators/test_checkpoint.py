@@ -156,16 +156,16 @@ def test_a_campaign_judges_a_classifier_by_the_condition(files, tmp_path):
 
 
 def test_the_readmes_export_lines_make_a_generator_that_runs(tmp_path, monkeypatch):
-    """The ten lines of README.md's "Learned generators" export a network; its spec loads it."""
+    """The lines of docs/generators.md's "Learned generators" export a network; its spec loads it."""
     import re
     from pathlib import Path
 
-    readme = (Path(__file__).parents[2] / "README.md").read_text()
-    section = readme[readme.index("## Learned generators"):]
+    page = (Path(__file__).parents[2] / "docs" / "generators.md").read_text()
+    section = page[page.index("## Learned generators"):]
     code = re.search(r"```python\n(.*?)```", section, re.S).group(1)
     spec = re.search(r"```toml\n(.*?)```", section, re.S).group(1)
 
-    class MyGAN(torch.nn.Module):  # what the README's user has: (z, c) -> N x 3 x 64 x 64 in [-1, 1]
+    class MyGAN(torch.nn.Module):  # what the page's user has: (z, c) -> N x 3 x 64 x 64 in [-1, 1]
         def __init__(self) -> None:
             super().__init__()
             self.fc = torch.nn.Linear(128 + 4, 3 * 8 * 8)

@@ -6,7 +6,7 @@ import pytest
 
 import generators
 from generators.learned.data import FRAMING
-from searcher.analysis.generator_quality import validate_generator
+from searcher.studies.generator_quality import validate_generator
 
 
 @pytest.fixture(scope="module")

@@ -22,6 +22,7 @@ from PIL import Image
 
 import targets
 from searcher.errors import ParameterError, TargetError
+from targets.base import SpendingTarget
 from targets.http import BUDGET_EXHAUSTED, HttpTarget
 
 try:
@@ -232,6 +233,32 @@ def test_past_the_budget_no_request_is_sent(images):
     assert later.error == [BUDGET_EXHAUSTED] * 2 and later.label == [None, None]
     assert api.calls == 2
 
+
+def test_spending_is_a_record_another_target_takes_up(images):
+    """`spending()` / `restore_spending()`: a new target (a resumed campaign's) continues the count,
+    so the budget holds across processes; every attempt sent counts, a failed one included."""
+    api = Api((503, {"error": "down"}), (200, {"label": True, "score": 1.0, "boxes": []}))
+    first = api.target(cost_per_call=1, budget=3, **FAST)
+    assert isinstance(first, SpendingTarget) and first.cap_options == ("budget",) and first.cap_reached() is None
+    first.predict(images[:1])  # a 503, then an answer: both billed
+    assert first.spending() == {"requests": 2, "spent": 2.0, "budget": 3.0, "cost_per_call": 1.0}
+
+    resumed = api.target(cost_per_call=1, budget=3, **FAST)
+    resumed.restore_spending(first.spending())
+    pred = resumed.predict(images[1:3])
+    assert api.calls == 3 and sorted(pred.error, key=str) == [None, BUDGET_EXHAUSTED]
+    assert resumed.cap_reached() == "spending cap reached (3 of 3), 3 requests sent at 1 each"
+
+    raised = api.target(cost_per_call=1, budget=5, **FAST)
+    raised.restore_spending(resumed.spending())  # the count is the record's, the cap this target's own
+    assert raised.cap_reached() is None and raised.predict(images[3:5]).error == [None, None] and api.calls == 5
+    assert api.target().cap_reached() is None, "no budget, no cap"
+
+
+@pytest.mark.parametrize("state", [None, {}, {"requests": -1, "spent": 0}, {"requests": 1, "spent": "x"}, {"requests": True, "spent": 1}])
+def test_a_spending_record_that_does_not_parse_is_refused(state):
+    with pytest.raises(ParameterError, match="stored spending of the http target must hold"):
+        Api().target(budget=3).restore_spending(state)
 
 # ------------------------------------------------------------------ secrets
 

@@ -2,7 +2,7 @@
 diversity term in `diversity.py`), a trust region per failure mode (`modes.py`), their Gaussian
 processes (`gp.py`) and candidates (`candidates.py`)."""
 
-from searcher.strategies.bo.modes import FailureModes, ModelFreeFailureModes
+from searcher.strategies.bo.modes import FailureModes, ModelFreeFailureModes, ModesAblation
 from searcher.strategies.bo.strategy import BayesianOptimization
 
-__all__ = ["BayesianOptimization", "FailureModes", "ModelFreeFailureModes"]
+__all__ = ["BayesianOptimization", "FailureModes", "ModelFreeFailureModes", "ModesAblation"]

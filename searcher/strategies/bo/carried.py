@@ -79,7 +79,7 @@ class CarriedGP(StrategyBase):
         and the recent passes. The recent points are where the search is working now, around the
         modes it harvests; keeping instead a spread of the whole history (farthest-point thinning
         of each class) left the harvest's edges unknown and found 40% fewer failures
-        (docs/search.md)."""
+        (docs/search.md#a-cap-on-the-models-training-set-past-1000-points-max_points)."""
         if len(loss) <= self.max_points:
             return np.arange(len(loss))
         failed = np.flatnonzero(loss >= FAILURE)[-(self.max_points // 2) :]

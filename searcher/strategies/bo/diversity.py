@@ -22,16 +22,13 @@ and a neighbourhood is worth less with each failure found in it, down to `D = 0`
 `capacity` of them. With `capacity = 1` and a ball this is the paper's nearest-failure distance
 with a cap and a threshold.
 
-Balls suit continuous spaces with small failure modes (the planted benchmark: a region is about
-a ball). Cells suit spaces with categories and broad failure sets (`faces`, 24 continuous
-coordinates and two categorical ones). There a ball of radius 0.2 is small: another category, or
-a step of 0.2 in the continuous coordinates, leaves it, so nearly every candidate looks new, and
-the search harvested a few category combinations a hundred times each. Counting per category
-alone, it found one continuous recipe of failure (an overexposed, small face, say) and repeated
-it in every hair colour and eyewear: against dlib-cnn a failure had on average 222 of the other
-252 within 0.2 in the continuous coordinates, where random search's failures have none. Counted
-both ways, a combination is full after `capacity (1 - alpha) / alpha` remembered failures, and so
-is a recipe (`benchmarks/strategies_faces.py`).
+Balls suit continuous spaces with small failure modes (the planted cases: a region is about a
+ball). Cells suit spaces with categories and broad failure sets (`faces`): there any change of
+category leaves a ball, so nearly every candidate looks new and the search harvested a few category
+combinations a hundred times each; counted per category alone, it repeated one continuous recipe of
+failure in every category. Counted both ways, a combination is full after `capacity (1 - alpha) /
+alpha` remembered failures, and so is a recipe (the designs measured:
+docs/search.md#bo-the-papers-search-how-its-faces-design-and-its-alpha-were-chosen).
 
 The expected improvement is taken over `alpha`, the composite of a pass far from every failure:
 an evaluation that finds nothing new. A certain failure then improves by

@@ -1,112 +1,39 @@
 """`bo-modes`: a Gaussian process that looks for new failure modes, and a trust region per mode found.
 
 The engine wants many failures *and* many failure modes per evaluation (eq. (4) of McDuff et al.,
-docs/papers.md#mcduff). The composite objective of `strategy.py` asks one acquisition to do
-both and trades one for the other through `alpha`. Here the two jobs are kept apart, and the
-split between them is a schedule, not a weight (TuRBO's trust regions, Eriksson et al. 2019, one
-per failure mode instead of one per restart):
+docs/papers.md#mcduff). `bo` trades one for the other through a weight; here the two jobs are kept
+apart and split by a schedule (TuRBO's trust regions, Eriksson et al. 2019, one per failure mode).
+Each `ask`, after a Sobol start of `n_init` points:
 
-1. **Model.** A GP (BoTorch's defaults: lengthscale priors that grow with the dimension) on the
-   normal scores of the losses (`gp.fit_ranked_gp`). A continuous loss (a detector's confidence,
-   `1 - p(true label)`) tells the model where failures are *near* before it sees one; a 0/1 loss
-   can be modelled the same way (`likelihood="gaussian"`). `p_fail(x)` is the posterior
-   probability that the score at `x` lies above the threshold between the highest pass and the
-   lowest failure. Where the target answers 0/1 only (every loss told is 0 or 1), the default,
-   `likelihood="auto"`, models whether each point failed instead, by a classification likelihood
-   (`gp.fit_dirichlet_gp`, one GP per class); `p_fail` is then the probability that the failure
-   class's function is the higher. On the suite's 0/1 cases it ranks the space better on the
-   boxes (its lengthscales do not shrink to the regions' edges), finds as many failures on the
-   planted ones and more on faces, at about 1.5x the proposal time (docs/search.md).
-   `"gaussian"` and `"dirichlet"` force one model whatever the losses. A classifier judged against
-   a truth cut (an `unjudged` band given) is modelled on its evidence for the label above the cut,
-   which is smooth across the cut where its loss flips; `p_fail` then reads that evidence running
-   high below the cut and low above it.
-2. **Modes.** Failures form a graph: two are joined when they share every categorical level, one
-   is among the other's nearest failures, and the model predicts failure all along the segment
-   between them (at 1/4, 1/2 and 3/4). Its connected components are the failure modes, so a mode
-   is a set the model believes is one connected failing region, at whatever scale the region has.
-   No point of the space lies between two levels of a category (the segment's fractional one-hot
-   points are not images), so a mode never spans two.
-3. **Harvest** (a trust region per mode). Candidates near the mode's failures (Gaussian steps at
-   several scales) or in their span: convex combinations of three of them. A convex failing region
-   fails all over the span of its failures, where steps around them leave it wherever they cross
-   its edge, which the model, smooth where the region is sharp, does not foresee; but the steps
-   also reach the causes next to the mode, which the span never does, and where failing regions
-   are not convex (faces) the span fails no more often than the steps. So with `inside="earned"`
-   the campaign's own record chooses: each harvesting point draws the hit rates of the two kinds
-   of candidate from their Beta posteriors (the harvesting points of each kind told so far) and
-   harvests inside the span only when that draw beats the steps' by `_PREMIUM` (Thompson sampling
-   between two arms, with a premium that pays for the breadth the span gives up); this is the
-   default. `"never"` always steps, `"always"` always harvests inside; a mode of one failure steps.
-   Among the candidates the model gives at least `near_best` (0.8) of the best `p_fail`, the one
-   farthest from every failure (a mode is harvested across, not at one spot); where the model
-   does not yet believe the mode (best `p_fail` < 0.5: a lone failure it explains as noise, so
-   `p_fail` ranks by variance alone), the candidate nearest the mode's failures: such a model
-   is flat, and the peak of its mean lies wherever the passes around pull it. The mode harvested
-   is the one with the largest `p_fail / (1 + failures near it)^3` (compared as logarithms, which
-   do not underflow; scored from the least crowded modes up, and no further once `p_fail` <= 1
-   leaves the more crowded ones no chance): the modes found late are filled first, so the failures
-   end up spread over the modes (effective breadth). A failure is near a mode when the kernel
-   correlates it above one half with one of the mode's members: where the model is unsure at a
-   region's edge, the graph leaves a large mode and stray single failures beside it, and counted
-   alone each stray would be harvested as a new mode, back into the region filled most. But a lone
-   failure in a region of its own beside a large mode is counted the same way and never harvested;
-   with `probe` (off by default) a harvesting point at the midpoint between them settles which it
-   is (`_crowding`). With `anywhere` > 0 (0.5 by default), that fraction of the harvesting points
-   (by index, as the schedule) is instead a draw from the failing set the model is sure of
-   anywhere: uniform candidates, one picked with probability proportional to `p_fail` among those
-   at `_SURE_ANYWHERE` (0.95) or more (a mode's harvest where none is). Such points fall as random
-   search's failures do, spread over every cause in proportion to its extent, which the modes'
-   counts cannot see when a cause is split into many small modes (faces), but not evenly over
-   regions of unequal extent, as the modes' harvest is (the planted cases). Drawn only where the
-   model is sure, they fail nearly as often as the harvest; from all it predicts failing (`p_fail`
-   >= 0.5) they fall on the smooth edges of sharp regions half the time. With
-   `anywhere_rule="earned"` (the default) a point the schedule gives them is drawn so only when a
-   draw of their hit rate so far comes within `_ANYWHERE_PREMIUM` of a draw of the modes' harvest's
-   (both from their Beta posteriors, as `inside` is earned), and is a mode's harvesting point
-   otherwise: where such draws fail less often than the modes' harvest they are given up, where as
-   often or more, kept (docs/search.md has both rates, case by case).
-4. **Explore.** Thompson sampling: one joint posterior draw over uniform points and neighbours of
-   the highest-loss passes, all farther than `radius` from every failure and every point of the
-   batch; its argmax. With a continuous loss this follows the confidence down to a new mode; with
-   0/1 it is a space-filling draw away from the known ones. With `explore="climb"` (off by
-   default) and a graded loss, the draw is over neighbours of the highest passes alone, those
-   passes taken off the known slopes (by the hill-valley test below): no uniform candidate, which
-   far from every told point can win the draw on its prior variance alone, so the confidence is
-   followed down to a region not yet found. On the planted cases it finds more regions for as
-   many failures; on faces fewer failures (docs/search.md). Candidates on the slope of a mode
-   already found are left out while others remain: those where the posterior mean rises all along
-   the segment to the nearest failure (the hill-valley test of niching evolutionary search, Ursem
-   1999), since what climbs from there finds the known mode again. Without it the draw favoured
-   them: they score highest of all passes, being nearest the failures. Only with a graded loss
-   (passes that differ): under 0/1 the mean decays from the failures alike everywhere, and every
-   candidate would look like the slope of one.
-5. **Unjudged points.** A classify target's faces whose truth lies within the margin of its cut
-   are excluded, never judged (`searcher.objective`): an evaluation spent there finds nothing and
-   tells the model nothing. Given that band of the cube (`unjudged`, which the campaign works out
-   when the truth is a searched parameter), no harvesting or exploring point is proposed inside it.
-6. **Schedule.** The first `split` of the budget explores a fraction `early` of the points, the
-   rest a fraction `late` (a new mode found early can still be harvested evenly), chosen by the
-   point's index so the split is exact and stateless. After the split such a point explores only
-   when the Thompson draw that picks it puts a failure there (`explore_when="hopeful"`, the
-   default); where the draw, the posterior's own guess, has no failure left anywhere among the
-   exploring candidates, the point harvests a mode instead. On the planted cases it passes more
-   checks (the balls' failures) and loses breadth elsewhere; on faces the draw nearly always finds
-   a failure and the campaigns are those of `"scheduled"`, which explores at every point the
-   schedule gives (docs/search.md). Before the split the schedule is kept: applied from the start,
-   the draw gave up too soon (a third ball missed).
+1. **Model.** A GP of the told points (`gp.py`): with `likelihood="auto"`, a classification of
+   failed and passed points where every loss is 0 or 1, else a GP on the losses' normal scores.
+   `p_fail(x)` is its posterior probability that `x` fails.
+2. **Modes.** Two failures are joined when they share every categorical level, one is among the
+   other's nearest, and the model predicts failure all along the segment between them; the
+   connected components are the failure modes.
+3. **Harvest.** The mode with the largest `p_fail / (1 + failures near it)^3` gets the point: among
+   Gaussian steps around its failures, or convex combinations of them (as their hit rates so far
+   earn it), the candidate farthest from every failure among those near the best `p_fail`. Some
+   harvesting points are drawn instead from the failing set the model is sure of anywhere, while
+   such draws fail about as often as the modes' harvest.
+4. **Explore.** A Thompson draw over uniform points and neighbours of the highest passes, away
+   from every failure and off the slopes of the modes already found.
+5. **Schedule.** A fraction `early` of the points explores in the first `split` of the budget,
+   `late` after (by index: exact and stateless); after the split a point explores only where its
+   draw puts a failure, and harvests otherwise.
 
-`model="constant"` is the ablation: no GP; modes join failures within `radius` (at one level of
-every category); harvesting takes a random neighbour of the mode (the mode with the best
-empirical yield per failure); exploring takes the next Sobol point. The benchmark suite runs it
-beside the default (`bo-modes-nomodel`).
+No point is proposed twice, nor inside the `unjudged` band a classify target never judges. Why
+each rule, what it measured and what was tried instead: docs/search.md#bo-modes-in-full-its-rules-and-its-ablations.
+`ModesAblation` switches each rule off or back to what it replaced (`bo-modes-nomodel`: no model).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import gpytorch
@@ -121,6 +48,7 @@ from scipy.sparse.csgraph import connected_components
 from scipy.spatial.distance import cdist
 from scipy.stats import norm
 
+from searcher.defaults import DEFAULT_BUDGET
 from searcher.errors import ParameterError
 from searcher.objective import FAILURE
 from searcher.space import Space
@@ -130,7 +58,7 @@ from searcher.strategies.bo.carried import CarriedGP, one_thread
 from searcher.strategies.bo.gp import CHOLESKY_LIMIT, fit_dirichlet_gp, fit_ranked_gp, normal_scores
 from searcher.validation import check_choice, check_flag, check_int, check_number
 
-__all__ = ["FailureModes", "ModelFreeFailureModes"]
+__all__ = ["FailureModes", "ModelFreeFailureModes", "ModesAblation"]
 
 MODELS = ("gp", "constant")
 LIKELIHOODS = ("auto", "gaussian", "dirichlet")
@@ -140,7 +68,7 @@ EXPLORE_WHEN = ("scheduled", "hopeful")
 ANYWHERE_RULES = ("always", "earned")
 _PREMIUM = 0.1  # by how much a draw of the span's hit rate must beat the steps' for `inside="earned"` to harvest inside
 _ANYWHERE_PREMIUM = 0.05  # how far below a draw of the modes' hit rate the anywhere draws' may fall (`anywhere_rule="earned"`)
-_HORIZON = 400  # the budget assumed when none is given
+_HORIZON = DEFAULT_BUDGET  # the budget assumed when none is given
 _NEIGHBOURS = 6  # failures each failure may join (the nearest)
 _REACH = 0.35  # ... if within this normalised distance
 _PER_CENTRE = 32
@@ -155,7 +83,83 @@ _GAP = 0.15  # a told point within this fraction of |f - g| of their midpoint se
 _SEGMENT = np.array([0.25, 0.5, 0.75])
 _ANYWHERE_ARM = 2  # the anywhere draws' row of the harvest's record
 _SPAN = 3  # failures of a mode each harvesting candidate (with `inside`) is a convex combination of
-_SURE_ANYWHERE = 0.95  # the `p_fail` an `anywhere` draw must have (at 0.5 and 0.8 the planted cases lost 8% and 3.5% of their failures)
+_SURE_ANYWHERE = 0.95  # the `p_fail` an `anywhere` draw must have (lower lost failures: docs/search.md)
+
+
+@dataclass(frozen=True)
+class ModesAblation:
+    """The switches of `bo-modes`'s rules: the defaults are the strategy, and each other value turns
+    a rule off or back to what it replaced, to measure what the rule buys (the ablation table of
+    docs/search.md#bo-modes-in-full-its-rules-and-its-ablations says what each one measured).
+
+    A strategy takes them as its `ablation` option, an instance or a mapping of the switches that
+    differ: `make_strategy("bo-modes", space, ablation={"probe": True})`, or on the command line
+    `--strategy-option ablation.probe=true`.
+
+    Args:
+        model: "gp", or "constant": no GP (modes join failures within `radius`, the harvest takes a
+            random neighbour of the mode with the best yield so far, exploring takes Sobol points).
+        inside: where a mode is harvested by convex combinations of its failures instead of Gaussian
+            steps around them: "earned" (where they have hit more often so far), "never" or "always".
+        anywhere: the fraction of harvesting points that may be drawn from the failing set the model
+            is sure of anywhere instead of from a mode (0: never).
+        anywhere_rule: "earned" (such a draw only while they fail about as often as the modes'
+            harvest) or "always".
+        explore: "draw" (a Thompson draw over uniform points and neighbours of the highest passes)
+            or "climb" (with a graded loss, over neighbours of the highest passes off the known slopes alone).
+        explore_when: "hopeful" (after the split, a point the schedule gives to exploring explores
+            only where its draw puts a failure, else it harvests) or "scheduled" (always explores).
+        near_best: a harvesting point is the farthest from every failure among the candidates whose
+            `p_fail` is at least this fraction of the best (1: the likeliest to fail).
+        probe: settle with a point at the midpoint whether a failure the kernel counts against a
+            larger mode beside it shares that mode's region.
+    """
+
+    model: str = "gp"
+    inside: str = "earned"
+    anywhere: float = 0.5
+    anywhere_rule: str = "earned"
+    explore: str = "draw"
+    explore_when: str = "hopeful"
+    near_best: float = 0.8
+    probe: bool = False
+
+    def __post_init__(self) -> None:
+        owner = type(self).__name__
+        checked = {
+            "model": check_choice("model", self.model, MODELS, owner=owner),
+            "inside": check_choice("inside", self.inside, INSIDE, owner=owner),
+            "anywhere": check_number("anywhere", self.anywhere, 0.0, 1.0, owner=owner),
+            "anywhere_rule": check_choice("anywhere_rule", self.anywhere_rule, ANYWHERE_RULES, owner=owner),
+            "explore": check_choice("explore", self.explore, EXPLORE, owner=owner),
+            "explore_when": check_choice("explore_when", self.explore_when, EXPLORE_WHEN, owner=owner),
+            "near_best": check_number("near_best", self.near_best, 0.0, 1.0, open_low=True, owner=owner),
+            "probe": check_flag("probe", self.probe, owner=owner),
+        }
+        for name, value in checked.items():  # "true" as the command line gives it -> True, 1 -> 1.0
+            object.__setattr__(self, name, value)
+
+    @classmethod
+    def of(cls, value: ModesAblation | Mapping[str, Any] | None) -> ModesAblation:
+        """`value` as switches: None is the defaults, a mapping sets the switches it names.
+
+        Raises:
+            ParameterError: `value` is neither, or names a switch there is not (the message lists them).
+        """
+        if value is None or isinstance(value, cls):
+            return cls() if value is None else value
+        names = [f.name for f in dataclasses.fields(cls)]
+        if not isinstance(value, Mapping):
+            raise ParameterError(f"The 'ablation' option of bo-modes must be a ModesAblation or a table of its switches "
+                                 f"({', '.join(names)}). Got {value!r} instead.")
+        unknown = [k for k in value if k not in names]
+        if unknown:
+            raise ParameterError(f"bo-modes's ablation has no switch {unknown[0]!r}. Its switches: {', '.join(names)}.")
+        return cls(**value)
+
+    def changed(self) -> dict[str, Any]:
+        """The switches that differ from the defaults (the strategy itself: none)."""
+        return {f.name: getattr(self, f.name) for f in dataclasses.fields(self) if getattr(self, f.name) != f.default}
 
 
 class FailureModes(CarriedGP):
@@ -170,63 +174,39 @@ class FailureModes(CarriedGP):
         split: the part of the budget explored at the `early` rate.
         radius: normalised distance (in the unit cube, divided by sqrt(dim)) within which a
             point counts as near a failure: exploration keeps out, the model-free ablation joins modes.
-        model: "gp" (default) or "constant" (the ablation).
-        likelihood: the GP's: "gaussian" (on the losses' normal scores), "dirichlet" (a
-            classification of failed and passed points), or "auto" (the default: "dirichlet" while
-            every loss told is 0 or 1, else "gaussian"; module docstring, 1).
-        near_best: a harvesting point is the farthest from every failure among the candidates
-            whose `p_fail` is at least this fraction of the best (1: the most likely to fail).
-        inside: when a mode is harvested by convex combinations of its failures instead of
-            Gaussian steps around them: "never", "always", or "earned" (the default: where they
-            have hit more often so far; docs/search.md has what each finds).
-        probe: settle, with a harvesting point at the midpoint, whether a failure the kernel counts
-            against a larger mode beside it shares that mode's region (`_crowding`; off by default:
-            docs/search.md has what it gains on the planted cases and costs on faces).
-        anywhere: the fraction of harvesting points drawn from the failing set the model is sure
-            of anywhere instead of from a mode (module docstring, 3); 0 turns them off
-            (docs/search.md has what each setting measured on the whole suite).
-        explore: "draw" (the default: one Thompson draw over uniform candidates and neighbours of
-            the highest passes) or "climb" (with a graded loss, over neighbours of the highest
-            passes off the known slopes alone; module docstring, 4).
-        explore_when: "hopeful" (the default: after the split, a point the schedule gives to
-            exploring explores only where the exploring draw puts a failure; else it harvests) or
-            "scheduled" (every such point explores; module docstring, 6).
-        anywhere_rule: "earned" (the default) draws a point the `anywhere` schedule picks from the
-            failing set at large only while those draws fail about as often as the modes'
-            harvest; "always" draws every one (module docstring, 3).
-        unjudged: `(column, low, high)`: points whose coordinate `column` lies strictly between
-            `low` and `high` are never judged (their truth sits at the cut), so none is proposed.
         refit: hyperparameters are refitted when the data has grown by this fraction.
         iterations: L-BFGS-B iterations of a warm refit.
+        unjudged: `(column, low, high)`: points whose coordinate `column` lies strictly between
+            `low` and `high` are never judged (their truth sits at the cut), so none is proposed.
+        likelihood: the GP's: "gaussian" (on the losses' normal scores), "dirichlet" (a
+            classification of failed and passed points), or "auto" (the default: "dirichlet" while
+            every loss told is 0 or 1, else "gaussian").
         max_points: the GP is fitted on at most this many points (default 1,000, as `bo`'s; beyond:
             every recent failure, up to half, and the most recent passes), so a proposal costs what
-            it cost at the cap however long the campaign runs (docs/search.md has what it costs in
-            failures).
+            it cost at the cap however long the campaign runs.
+        ablation: `ModesAblation` switches (or a mapping of them) that turn rules of the search off,
+            to measure them; default none.
+
+    Example:
+        >>> s = FailureModes(space, seed=0, budget=400)
+        >>> X = s.ask(4, step=0)                     # `4 x space.dim`
+        >>> s.tell(X, losses)
     """
 
     def __init__(self, space: Space, seed: int = 0, budget: int | None = None, n_init: int = 20, early: float = 0.6,
-                 late: float = 0.15, split: float = 0.4, radius: float = 0.2, model: str = "gp", refit: float = 0.1,
-                 iterations: int = 30, unjudged: Sequence[float] | None = None, near_best: float = 0.8,
-                 probe: bool = False, inside: str = "earned", likelihood: str = "auto", anywhere: float = 0.5,
-                 anywhere_rule: str = "earned", explore: str = "draw", explore_when: str = "hopeful",
-                 max_points: int = 1000) -> None:
+                 late: float = 0.15, split: float = 0.4, radius: float = 0.2, refit: float = 0.1, iterations: int = 30,
+                 unjudged: Sequence[float] | None = None, likelihood: str = "auto", max_points: int = 1000,
+                 ablation: ModesAblation | Mapping[str, Any] | None = None) -> None:
         super().__init__(space, seed, refit, iterations, max_points)
-        self.explore = check_choice("explore", explore, EXPLORE)
-        self.explore_when = check_choice("explore_when", explore_when, EXPLORE_WHEN)
-        self.anywhere = check_number("anywhere", anywhere, 0.0, 1.0)
-        self.anywhere_rule = check_choice("anywhere_rule", anywhere_rule, ANYWHERE_RULES)
+        self.ablation = ModesAblation.of(ablation)
         self.likelihood = check_choice("likelihood", likelihood, LIKELIHOODS)
-        self.inside = check_choice("inside", inside, INSIDE)
         self._arms = np.zeros((3, 2))  # rows: steps, inside, anywhere; columns: harvesting points told, of which failed
         self._pending: dict[bytes, int] = {}  # harvesting points asked and not yet told: their arm
-        self.probe = check_flag("probe", probe, owner="FailureModes")
-        self.near_best = check_number("near_best", near_best, 0.0, 1.0, open_low=True)
         self.budget = _HORIZON if budget is None else check_int("budget", budget, 1)
         self.n_init = min(check_int("n_init", n_init, 1), max(1, self.budget // 2))
         self.early, self.late = check_number("early", early, 0.0, 1.0), check_number("late", late, 0.0, 1.0)
         self.split = check_number("split", split, 0.0, 1.0)
         self.radius = check_number("radius", radius, 0.0, 1.0, open_low=True)
-        self.model = check_choice("model", model, MODELS)
         self.unjudged = None if unjudged is None else _band(unjudged, self.dim)
 
     # ------------------------------------------------------------------ the step
@@ -240,7 +220,7 @@ class FailureModes(CarriedGP):
         seed = int(step_rng(self.seed, step).integers(2**31))
         rng = np.random.default_rng(seed)
         with one_thread(), manual_seed(seed), torch.no_grad():
-            model = self._fit(X, loss) if self.model == "gp" else None
+            model = self._fit(X, loss) if self.ablation.model == "gp" else None
             failures = X[loss >= FAILURE]
             modes = self._modes(failures, model)
             counts, probes = self._crowding(failures, modes, model, X, loss)
@@ -253,7 +233,7 @@ class FailureModes(CarriedGP):
                     while probes and x is None:
                         x = probes.pop(0)
                         x = None if x.tobytes() in seen else x
-                    if x is None and model is not None and _on_schedule(index, self.anywhere) and self._anywhere_arm(rng):
+                    if x is None and model is not None and _on_schedule(index, self.ablation.anywhere) and self._anywhere_arm(rng):
                         x = self._draw_anywhere(model, seen, rng)
                         if x is not None:
                             self._pending[x.tobytes()] = _ANYWHERE_ARM
@@ -290,8 +270,8 @@ class FailureModes(CarriedGP):
 
     def _span_arm(self, rng: np.random.Generator) -> bool:
         """Whether this harvesting point is drawn inside the modes' spans (the module docstring, 3)."""
-        if self.inside != "earned":
-            return self.inside == "always"
+        if self.ablation.inside != "earned":
+            return self.ablation.inside == "always"
         steps, span = (_draw_rate(arm, rng) for arm in self._arms[:2])
         return bool(span > steps + _PREMIUM)
 
@@ -299,15 +279,15 @@ class FailureModes(CarriedGP):
         """Whether a point the `anywhere` schedule picks is drawn from the failing set at large (module
         docstring, 3): always, or (`"earned"`) when a draw of those draws' hit rate comes within
         `_ANYWHERE_PREMIUM` of a draw of the modes' harvest's."""
-        if self.anywhere_rule == "always":
+        if self.ablation.anywhere_rule == "always":
             return True
         harvest = _draw_rate(self._arms[:2].sum(0), rng)
         return bool(_draw_rate(self._arms[_ANYWHERE_ARM], rng) > harvest - _ANYWHERE_PREMIUM)
 
     def _gives_up(self, index: int) -> bool:
         """Whether an exploring point with this index whose draw puts no failure where it picks
-        harvests instead (`explore_when="hopeful"`, after the schedule's split; module docstring, 6)."""
-        return self.explore_when == "hopeful" and self._late(index)
+        harvests instead (`explore_when="hopeful"`, after the schedule's split; module docstring, 5)."""
+        return self.ablation.explore_when == "hopeful" and self._late(index)
 
     def explores(self, index: int) -> bool:
         """Whether the point with this index (0-based, over the whole campaign) explores."""
@@ -425,7 +405,7 @@ class FailureModes(CarriedGP):
                                    for rows in torch.arange(len(F)).split(1024)])  # a block of rows at a time
         near = (corr > _NEAR) @ member > 0
         f, m = np.nonzero(near & (member == 0))  # a failure counted against another mode
-        if not self.probe or not len(f):
+        if not self.ablation.probe or not len(f):
             return near.sum(0).astype(float), []
         sizes = member.sum(0)
         g = np.empty(len(f), int)  # per pair, the member of mode m that f correlates with most
@@ -486,7 +466,7 @@ class FailureModes(CarriedGP):
             for mode, log_p in zip(group, scored):
                 C = candidates[mode]
                 if log_p.max() >= math.log(_SURE):
-                    good = np.flatnonzero(log_p >= math.log(self.near_best) + log_p.max())
+                    good = np.flatnonzero(log_p >= math.log(self.ablation.near_best) + log_p.max())
                     pick = good[np.argmax(self._nearest(C[good], spread_from))]
                 else:
                     pick = int(np.argmin(self._nearest(C, members_of[mode])))  # the model does not believe the mode
@@ -548,8 +528,8 @@ class FailureModes(CarriedGP):
         avoid = np.concatenate([failures, np.array(chosen)]) if chosen else failures
         passes = loss < FAILURE
         far = passes & (self._nearest(X, avoid) >= self.radius)
-        graded = passes.any() and np.ptp(loss[passes]) > 0  # passes that differ: a loss with slopes (module docstring)
-        climb = self.explore == "climb" and graded
+        graded = passes.any() and np.ptp(loss[passes]) > 0  # passes that differ: under 0/1 every candidate would look like a known slope
+        climb = self.ablation.explore == "climb" and graded
         if climb and len(failures) and far.any():
             off = far.copy()
             off[far] = ~self._on_known_slope(model, X[far], failures)
@@ -582,12 +562,15 @@ class FailureModes(CarriedGP):
 
 
 class ModelFreeFailureModes(FailureModes):
-    """`bo-modes` with its model replaced by a constant: the ablation the benchmark suite runs beside it."""
+    """`bo-modes` with its model replaced by a constant (`ModesAblation(model="constant")`): the
+    ablation the benchmark suite runs beside it. Its `ablation` takes the other switches; `model`
+    is always "constant"."""
 
     def __init__(self, space: Space, seed: int = 0, budget: int | None = None, n_init: int = 20, early: float = 0.6,
                  late: float = 0.15, split: float = 0.4, radius: float = 0.2, unjudged: Sequence[float] | None = None,
-                 inside: str = "earned") -> None:
-        super().__init__(space, seed, budget, n_init, early, late, split, radius, model="constant", unjudged=unjudged, inside=inside)
+                 ablation: ModesAblation | Mapping[str, Any] | None = None) -> None:
+        super().__init__(space, seed, budget, n_init, early, late, split, radius, unjudged=unjudged,
+                         ablation=dataclasses.replace(ModesAblation.of(ablation), model="constant"))
 
 
 def _draw_rate(arm: np.ndarray, rng: np.random.Generator) -> float:

@@ -89,8 +89,7 @@ class BayesianOptimization(CarriedGP):
         radius: size of a failure mode ("ball" neighbourhoods), as a distance in the unit cube
             divided by sqrt(dim).
         capacity: remembered failures that make a neighbourhood fully known (`D = 0`); default 15
-            for balls (the planted benchmark), 8 for cells (`faces`: at 15, BO hit 14.0 of the
-            failure modes random search hits 15.0 of against dlib-cnn; at 8, 15.0).
+            for balls (the planted cases), 8 for cells (`faces`; docs/search.md#bo-the-papers-search-how-its-faces-design-and-its-alpha-were-chosen).
         neighbourhood: what the diversity term counts failures in (`diversity.py`): "ball" (within
             `radius`), "cell" (the same categories, or within `radius` in the other coordinates),
             or "auto" (default): "cell" if the space has categorical parameters, else "ball".

@@ -9,10 +9,10 @@ import pandas as pd
 from starlette.testclient import TestClient
 
 from searcher.analysis.annotations import krippendorff_alpha, read_annotations
-from searcher.analysis.subgroups import analyze
 from searcher.annotate import app
 from searcher.campaign import load_campaign
 from searcher.cli import main
+from searcher.studies.analyze import analyze
 
 CAMPAIGN = {"generator": "faces", "target": "haar-face", "budget": 12, "batch": 4, "generator_options": {"resolution": 64},
             "strategy": "random"}

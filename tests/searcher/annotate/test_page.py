@@ -20,11 +20,11 @@ from starlette.testclient import TestClient
 
 import generators
 from searcher.analysis.annotations import read_annotations
-from searcher.analysis.transect_run import run_transects
 from searcher.annotate import app, serve
 from searcher.annotate.images import read_images
 from searcher.cli import main
 from searcher.errors import ParameterError
+from searcher.studies.transects import run_transects
 
 CAMPAIGN = {"generator": "faces", "target": "haar-face", "budget": 12, "batch": 4, "generator_options": {"resolution": 64}}
 

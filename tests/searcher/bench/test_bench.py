@@ -200,3 +200,23 @@ def test_cli_lists_the_cases(capsys):
     assert main(["bench", "--list", "--cases", "held-out"]) == 0
     listed = [line.split()[0] for line in capsys.readouterr().out.splitlines() if line.startswith("  ")]
     assert "faces-latent-haar-face" in listed and "planted-d6-k5" not in listed and "faces-haar-face" not in listed
+
+
+def test_a_folder_made_with_the_ablation_switches_as_options_of_their_own_resumes(tmp_path, monkeypatch):
+    """bo-modes's ablation switches moved into its `ablation` table: a folder whose options.json holds
+    one as an option of its own (`inside=never`) is resumed by the same options given either way,
+    and suite.md names the switch as the command line gives it."""
+    import json
+
+    first = bench(tmp_path, cases=CASES[:1], strategies=["bo-modes-nomodel"], seeds=1, budget=16, progress=False,
+                  strategy_options={"inside": "never"})
+    assert json.loads((tmp_path / "options.json").read_text()) == {"ablation": {"inside": "never"}}
+    assert "Strategy options: ablation.inside=never" in first.markdown
+    (tmp_path / "options.json").write_text(json.dumps({"inside": "never"}))  # as the folder was written before the table
+    monkeypatch.setattr(bench_run, "run_planted", lambda *a: pytest.fail("a run started"))
+    for options in ({"ablation": {"inside": "never"}}, {"inside": "never"}):
+        again = bench(tmp_path, cases=CASES[:1], strategies=["bo-modes-nomodel"], seeds=1, budget=16, progress=False, strategy_options=options)
+        assert len(again.runs) == 1
+    with pytest.raises(ParameterError, match="ablation.inside=never; this call asks for ablation.inside=always"):
+        bench(tmp_path, cases=CASES[:1], strategies=["bo-modes-nomodel"], seeds=1, budget=16, progress=False,
+              strategy_options={"ablation": {"inside": "always"}})

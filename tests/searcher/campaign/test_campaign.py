@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+import json
 import os
 import signal
 import sqlite3
@@ -238,3 +240,47 @@ def test_a_campaign_spends_nothing_where_its_target_judges_nothing(tmp_path):
     excluded = {s: load_campaign(tmp_path / s).trials.sort_values(["step", "idx"])["excluded"].notna().to_numpy() for s in out}
     assert not excluded["bo-modes"][8:].any()
     assert excluded["random"].sum() >= 5
+
+
+def test_a_campaign_stored_with_the_ablation_switches_as_options_of_their_own_resumes(tmp_path):
+    """bo-modes's ablation switches were options of the strategy's own (`inside="never"`) before they
+    moved into its `ablation` table. A campaign stored so loads (its switches moved into the table),
+    resumes from its directory or from the new spelling, and asks what an uninterrupted run asks."""
+    kw = {**FAST, "strategy": DEFAULT_STRATEGY}
+    new = {"n_init": 8, "ablation": {"inside": "never"}}
+    reference = Campaign(**kw, budget=20, strategy_options=new, out=str(tmp_path / "reference")).run(progress=False).trials
+    for way in ("from_dir", "new spelling"):
+        out = tmp_path / way
+        Campaign(**kw, budget=12, strategy_options=new, out=str(out)).run(progress=False)
+        with sqlite3.connect(out / "campaign.sqlite") as con:  # as the campaign was stored before the table
+            config = json.loads(con.execute("SELECT value FROM meta WHERE key = 'config'").fetchone()[0])
+            config["strategy_options"] = {"n_init": 8, "inside": "never"}
+            con.execute("UPDATE meta SET value = ? WHERE key = 'config'", (json.dumps(config),))
+        stored = Campaign.from_dir(out)
+        assert stored.strategy_options == new
+        campaign = stored if way == "from_dir" else Campaign(**kw, budget=12, strategy_options=new, out=str(out))
+        again = dataclasses.replace(campaign, budget=20).run(progress=False, resume=True).trials
+        pd.testing.assert_frame_equal(comparable(again), comparable(reference))
+    assert Campaign(**kw, budget=4, strategy_options={"inside": "never"}, out=str(tmp_path / "old")).strategy_options == {"ablation": {"inside": "never"}}
+
+
+def test_cli_ablation_switches_are_keys_of_a_table(tmp_path):
+    """`--strategy-option ablation.KEY=VALUE` sets a key of the `ablation` table, merged with the
+    table a TOML `--config` gives; the strategy built reads the words as values."""
+    from searcher.campaign.loop import set_up
+    from searcher.cli import main
+    from searcher.cli.args import assignments
+
+    config = tmp_path / "c.toml"
+    config.write_text('[strategy_options]\nn_init = 4\n[strategy_options.ablation]\ninside = "never"\n')
+    out = tmp_path / "hunt"
+    assert main(["hunt", "--generator", "planted", "--target", "planted", "--budget", "8", "--out", str(out), "--no-progress",
+                 "--config", str(config), "--strategy-option", "ablation.probe=true", "--strategy-option", "ablation.anywhere=0"]) == 0
+    stored = load_campaign(out).config["strategy_options"]
+    assert stored == {"n_init": 4, "ablation": {"inside": "never", "probe": "true", "anywhere": 0}}
+    ablation = set_up(Campaign.from_dir(out)).strategy.ablation
+    assert (ablation.inside, ablation.probe, ablation.anywhere) == ("never", True, 0.0)
+    assert assignments(["a.b=1", "a.c=x"], tables=True) == {"a": {"b": 1, "c": "x"}} and assignments(["a.b=1"]) == {"a.b": 1}
+    for bad in (["a.=1"], [".b=1"], ["a=1", "a.b=2"]):
+        with pytest.raises(ParameterError, match="NAME=VALUE|not a table"):
+            assignments(bad, "--strategy-option", tables=True)

@@ -224,7 +224,7 @@ def test_cli_export_and_python_call(gender_campaign, tmp_path, capsys):
     assert main(["export", str(gender_campaign), "--out", str(tmp_path / "cli"), "--max", "7", "--spread", "--format", "parquet"]) == 0
     assert "exported 7 images" in capsys.readouterr().out
     assert len(searcher.export(gender_campaign, tmp_path / "py", limit=7, spread=True).metadata) == 7
-    assert sorted(os.listdir(tmp_path / "cli")) == ["README.md", "train.parquet"]
+    assert sorted(os.listdir(tmp_path / "cli")) == [".searcher-export", "README.md", "train.parquet"]  # the marker lets --overwrite replace it
     help_text = subprocess.run([sys.executable, "-m", "searcher.cli", "export", "--help"], capture_output=True, text=True).stdout
     from searcher.export import CONTROLS, FORMATS, SELECTIONS
     assert all(name in help_text for name in (*FORMATS, *SELECTIONS, *CONTROLS))

@@ -12,12 +12,12 @@ import pandas as pd
 import pytest
 
 import searcher
-from searcher.analysis.subgroups import analyze
 from searcher.campaign import load_campaign
 from searcher.cli import main
 from searcher.errors import ParameterError
 from searcher.export.source import read_source
 from searcher.report import report
+from searcher.studies.analyze import analyze
 
 BOOT = 20  # bootstrap resamples: the effects' numbers are not under test here
 

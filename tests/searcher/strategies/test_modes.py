@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 
 import numpy as np
@@ -11,7 +12,7 @@ from gpytorch.likelihoods import DirichletClassificationLikelihood
 from sklearn.metrics import roc_auc_score
 
 from searcher.bench.cases import select_cases
-from searcher.errors import ParameterError
+from searcher.errors import ParameterError, PluginError
 from searcher.objective import FAILURE
 from searcher.space import Categorical, Continuous, Space
 from searcher.strategies import Strategy, make_strategy
@@ -90,11 +91,11 @@ def harvesting(s: Strategy, failed: np.ndarray) -> np.ndarray:
     return np.array([i > first and i >= s.n_init and not s.explores(i) for i in range(len(failed))])
 
 
-def harvest_hit_rate(score: bool, **options) -> float:
+def harvest_hit_rate(score: bool, **switches) -> float:
     """How often `bo-modes`'s harvesting points fail, on `PLANTED` (3-D, two boxes, 120 evaluations):
     the modes' harvest alone, without the draws from the failing set at large (`anywhere=0`), on
     the schedule alone (`harvesting`)."""
-    X = run("bo-modes", score, **{"anywhere": 0.0, "explore_when": "scheduled", **options})
+    X = run("bo-modes", score, ablation={"anywhere": 0.0, "explore_when": "scheduled", **switches})
     failed = PLANTED.region_of(X) >= 0
     return float(failed[harvesting(make_strategy("bo-modes", CUBE3, budget=len(X)), failed)].mean())
 
@@ -120,7 +121,7 @@ def test_harvesting_inside_a_mode_fails_more_often_than_stepping_around_it(score
 def test_the_span_is_harvested_only_where_it_has_hit_more_than_the_steps():
     """`inside="earned"`: with the span's harvest failing 40 times in 40 and the steps' 20 in 40, the
     span is drawn nearly always; with both at 35 in 40 (faces, where the span is no surer), seldom."""
-    s = make_strategy("bo-modes", CUBE3, seed=0, inside="earned")
+    s = make_strategy("bo-modes", CUBE3, seed=0, ablation={"inside": "earned"})
     rng = np.random.default_rng(0)
     s._arms = np.array([[40.0, 20.0], [40.0, 40.0]])
     assert np.mean([s._span_arm(rng) for _ in range(500)]) > 0.95
@@ -143,10 +144,10 @@ def run_and_check_the_record(s: Strategy, steps: int) -> np.ndarray:
 def test_the_harvests_record_per_arm_is_told_and_restored():
     """Every harvesting point answered is counted against the kind of candidate it was (a point of
     no answer is not), and a strategy restored from the state asks the same points next."""
-    s = make_strategy("bo-modes", CUBE3, seed=0, budget=120, inside="earned", explore_when="scheduled")
+    s = make_strategy("bo-modes", CUBE3, seed=0, budget=120, ablation={"inside": "earned", "explore_when": "scheduled"})
     X = run_and_check_the_record(s, 20)
     assert s._arms[1, 0] > 0
-    again = make_strategy("bo-modes", CUBE3, seed=0, budget=120, inside="earned", explore_when="scheduled")
+    again = make_strategy("bo-modes", CUBE3, seed=0, budget=120, ablation={"inside": "earned", "explore_when": "scheduled"})
     again.tell(X, PLANTED.loss(X, score=False))
     again.restore(s.state())
     np.testing.assert_array_equal(again.ask(4, 20), s.ask(4, 20))
@@ -162,7 +163,7 @@ def test_the_harvest_scores_only_the_modes_that_can_win(monkeypatch):
     by the module's rule, from a fraction of the posteriors. Of the two least crowded modes, the one
     whose pick fails likelier is made barely more crowded (by half the gap, whichever it is where
     the GP's numerics put it): it wins, and the last two are never scored."""
-    s = make_strategy("bo-modes", CUBE3, seed=0, budget=120, anywhere=0.0)
+    s = make_strategy("bo-modes", CUBE3, seed=0, budget=120, ablation={"anywhere": 0.0})
     run_on(s, lambda X: PLANTED.loss(X, score=True), 30)
     X, loss = s.history.answered()
     model = s._fit(X, loss)
@@ -176,7 +177,7 @@ def test_the_harvest_scores_only_the_modes_that_can_win(monkeypatch):
     def pick(m: int, C: np.ndarray) -> float:
         """log p_fail at the mode's harvesting pick, by the module's rule."""
         log_p = scores(C)[0]
-        good = np.flatnonzero(log_p >= np.log(s.near_best) + log_p.max())
+        good = np.flatnonzero(log_p >= np.log(s.ablation.near_best) + log_p.max())
         at = good[np.argmax(s._nearest(C[good], failures))] if log_p.max() >= np.log(modes._SURE) else int(np.argmin(s._nearest(C, failures[labels == m])))
         return float(log_p[at])
 
@@ -199,23 +200,23 @@ def test_the_anywhere_draws_are_made_only_where_they_have_hit_about_as_often_as_
     """`anywhere_rule="earned"`: with the anywhere draws failing 36 times in 40 and the modes'
     harvest 60 in 80, they are drawn nearly always; at 20 in 40 against 76 in 80 (a model sure of
     failing sets smoother than the regions' edges), seldom. "always" draws them whatever the record."""
-    s = make_strategy("bo-modes", CUBE3, seed=0, anywhere=0.5, anywhere_rule="earned")
+    s = make_strategy("bo-modes", CUBE3, seed=0, ablation={"anywhere": 0.5, "anywhere_rule": "earned"})
     rng = np.random.default_rng(0)
     s._arms = np.array([[40.0, 30.0], [40.0, 30.0], [40.0, 36.0]])
     assert np.mean([s._anywhere_arm(rng) for _ in range(500)]) > 0.95
     s._arms = np.array([[40.0, 38.0], [40.0, 38.0], [40.0, 20.0]])
     assert np.mean([s._anywhere_arm(rng) for _ in range(500)]) < 0.05
-    assert make_strategy("bo-modes", CUBE3, seed=0, anywhere_rule="always")._anywhere_arm(rng)
+    assert make_strategy("bo-modes", CUBE3, seed=0, ablation={"anywhere_rule": "always"})._anywhere_arm(rng)
 
 
 def test_the_anywhere_draws_are_counted_on_their_own_record():
     """Each anywhere draw answered is counted on the third row of the harvest's record, beside the
     modes' steps and spans; a state saved before that row existed (two rows) restores with it empty."""
-    s = make_strategy("bo-modes", CUBE3, seed=0, budget=120, anywhere_rule="always", explore_when="scheduled")
+    s = make_strategy("bo-modes", CUBE3, seed=0, budget=120, ablation={"anywhere_rule": "always", "explore_when": "scheduled"})
     run_and_check_the_record(s, 30)
     assert s._arms[2, 0] > 10
     old = {**s.state(), "arms": s._arms[:2].tolist()}
-    again = make_strategy("bo-modes", CUBE3, seed=0, budget=120, anywhere_rule="always")
+    again = make_strategy("bo-modes", CUBE3, seed=0, budget=120, ablation={"anywhere_rule": "always"})
     again.restore(old)
     np.testing.assert_array_equal(again._arms, np.vstack([s._arms[:2], np.zeros((1, 2))]))
 
@@ -224,7 +225,7 @@ def test_harvesting_candidates_lie_in_the_span_of_the_modes_failures():
     """Convex combinations of three of a mode's failures: inside their bounding box, at their
     category's level, and more than three distinct failures mixed."""
     space = Space([Continuous("a", 0.0, 1.0), Continuous("b", 0.0, 1.0), Categorical("c", ["x", "y", "z"])])
-    s = make_strategy("bo-modes", space, seed=0, inside="always")
+    s = make_strategy("bo-modes", space, seed=0, ablation={"inside": "always"})
     members = np.array([[0.1, 0.2, 0, 1, 0], [0.3, 0.2, 0, 1, 0], [0.2, 0.5, 0, 1, 0], [0.25, 0.3, 0, 1, 0]], float)
     C = s._inside(members, np.random.default_rng(0), 200)
     assert (C[:, :2] >= members[:, :2].min(0) - 1e-12).all() and (C[:, :2] <= members[:, :2].max(0) + 1e-12).all()
@@ -276,7 +277,7 @@ def test_a_lone_failure_counted_against_a_mode_beside_it_is_probed_and_a_gap_fre
     own and the probe is not asked again; told a failure there (no gap seen), each still counts
     the other's. A failure at another level of a category is neither freed nor probed."""
     space = Space([Continuous(f"x{i}", 0.0, 1.0) for i in range(3)] + [Categorical("c", ("a", "b"))])
-    s = make_strategy("bo-modes", space, seed=0, probe=True)
+    s = make_strategy("bo-modes", space, seed=0, ablation={"probe": True})
     rng = np.random.default_rng(0)
     first = np.array([0.35, 0.5, 0.5]) + 0.05 * rng.standard_normal((5, 3))
     lone = np.array([[0.69, 0.5, 0.5]])
@@ -301,7 +302,7 @@ def test_a_lone_failure_counted_against_a_mode_beside_it_is_probed_and_a_gap_fre
     other[5, 3:] = [0.0, 1.0]  # the lone failure at the other level
     counts, probes = s._crowding(other, modes, model, np.concatenate([other, X[6:]]), y)
     assert counts[1] == 6 and not probes
-    s.probe = False  # the default: counted as before, nothing probed
+    s.ablation = dataclasses.replace(s.ablation, probe=False)  # the default: counted as before, nothing probed
     assert s._crowding(failures, modes, model, X, y)[0].tolist() == [6, 6] and not s._crowding(failures, modes, model, X, y)[1]
 
 
@@ -329,7 +330,7 @@ def test_climbing_explores_beside_the_highest_passes_off_the_known_slopes(monkey
     (in 3-D the default's draw goes there too)."""
     X = np.random.default_rng(0).random((400, 3))
     X = X[np.linalg.norm(X - BALLS[1], axis=1) >= 0.2]  # the second ball never entered
-    s = make_strategy("bo-modes", CUBE3, seed=0, explore=explore)
+    s = make_strategy("bo-modes", CUBE3, seed=0, ablation={"explore": explore})
     s.tell(X, two_balls(X, decay=3.0))
     Xa, y = s.history.answered()
     calls, uniform = [], type(s.cube).uniform
@@ -358,7 +359,7 @@ def test_a_hopeless_exploring_draw_harvests_after_the_split_and_explores_before_
     for budget in (800, 1200):  # the split at point 320 (the points asked come after it), and at 480
         asked = {}
         for when in ("scheduled", "hopeful"):
-            s = make_strategy("bo-modes", CUBE3, seed=0, budget=budget, explore_when=when)
+            s = make_strategy("bo-modes", CUBE3, seed=0, budget=budget, ablation={"explore_when": when})
             s.tell(X, one_ball(X))
             asked[when] = s.ask(8, 0)
         exploring = np.array([s.explores(400 + i) for i in range(8)])
@@ -375,17 +376,55 @@ def test_normal_scores_share_ties_and_keep_the_order():
     assert z[0] == z[2] < z[3] < z[1] and z[1] == -normal_scores(np.arange(4.0))[0]
 
 
-@pytest.mark.parametrize("options, match", [({"model": "linear"}, "'gp', 'constant'"), ({"early": 1.5}, "'early'"),
-                                            ({"radius": 0}, "'radius'"), ({"near_best": 0}, "'near_best'"), ({"unjudged": (3, 0.2, 0.4)}, "unjudged column"),
+@pytest.mark.parametrize("options, match", [({"early": 1.5}, "'early'"), ({"radius": 0}, "'radius'"), ({"unjudged": (3, 0.2, 0.4)}, "unjudged column"),
                                             ({"unjudged": (0, 0.6, 0.4)}, "must not be above"), ({"unjudged": (0, 0.2)}, "column, low, high"),
-                                            ({"probe": "maybe"}, "The .probe. option of FailureModes must be True or False. Got .maybe."),
-                                            ({"inside": True}, "'never', 'always', 'earned'"),
-                                            ({"likelihood": "probit"}, "'gaussian', 'dirichlet'"), ({"anywhere": 2}, "'anywhere'"),
-                                            ({"anywhere_rule": "sometimes"}, "'always', 'earned'"), ({"explore": "climb-all"}, "'draw', 'climb'"),
-                                            ({"explore_when": "always"}, "'scheduled', 'hopeful'"), ({"max_points": 5}, "'max_points'")])
+                                            ({"likelihood": "probit"}, "'gaussian', 'dirichlet'"), ({"max_points": 5}, "'max_points'"),
+                                            ({"ablation": {"model": "linear"}}, "'gp', 'constant'"), ({"ablation": {"near_best": 0}}, "'near_best'"),
+                                            ({"ablation": {"probe": "maybe"}}, "The .probe. option of ModesAblation must be True or False. Got .maybe."),
+                                            ({"ablation": {"inside": True}}, "'never', 'always', 'earned'"), ({"ablation": {"anywhere": 2}}, "'anywhere'"),
+                                            ({"ablation": {"anywhere_rule": "sometimes"}}, "'always', 'earned'"),
+                                            ({"ablation": {"explore": "climb-all"}}, "'draw', 'climb'"),
+                                            ({"ablation": {"explore_when": "always"}}, "'scheduled', 'hopeful'"),
+                                            ({"ablation": {"prob": True}}, "no switch 'prob'. Its switches: model, inside"),
+                                            ({"ablation": "probe"}, "a ModesAblation or a table of its switches")])
 def test_bad_options_are_named(options, match):
     with pytest.raises(ParameterError, match=match):
         make_strategy("bo-modes", CUBE3, **options)
+
+
+def test_the_ablation_switches_are_one_option_not_the_strategys_own():
+    """The switches that turn rules off are `ablation`'s keys, not options of the strategy: an
+    instance or a mapping, the words of the command line read as values ("true"), and the
+    model-free ablation the same switches with `model` "constant". A switch given as an option of
+    its own, as a stored campaign may hold it, is moved into the table by `upgrade_options`."""
+    from searcher.strategies import MOVED_OPTIONS, STRATEGIES, upgrade_options
+
+    switches = [f.name for f in dataclasses.fields(modes.ModesAblation)]
+    assert not set(switches) & set(STRATEGIES.options("bo-modes")) and "ablation" in STRATEGIES.options("bo-modes")
+    assert sorted(MOVED_OPTIONS["bo-modes"][1]) == sorted(switches)
+    s = make_strategy("bo-modes", CUBE3, ablation={"probe": "true", "anywhere": 0})
+    assert s.ablation == modes.ModesAblation(probe=True, anywhere=0.0) and s.ablation.changed() == {"anywhere": 0.0, "probe": True}
+    assert make_strategy("bo-modes", CUBE3).ablation == modes.ModesAblation() and not modes.ModesAblation().changed()
+    free = make_strategy("bo-modes-nomodel", CUBE3, ablation={"inside": "never"}).ablation
+    assert free == modes.ModesAblation(model="constant", inside="never")
+    assert upgrade_options("bo-modes", {"probe": True, "late": 0.05}) == {"late": 0.05, "ablation": {"probe": True}}
+    assert upgrade_options("bo-modes", {"inside": "never", "ablation": {"probe": True}}) == {"ablation": {"inside": "never", "probe": True}}
+    assert upgrade_options("cmaes", {"sigma": 0.1}) == {"sigma": 0.1} and upgrade_options(None, {"explore": "climb"}) == {"ablation": {"explore": "climb"}}
+    with pytest.raises(ParameterError, match="belong.* in the strategy option 'ablation' now"):
+        upgrade_options("bo-modes", {"probe": True, "ablation": {"probe": False}})
+    with pytest.raises(PluginError, match="takes no option 'probe'"):
+        make_strategy("bo-modes", CUBE3, probe=True)
+
+
+def test_the_same_switches_give_the_same_points_however_they_are_given():
+    """An instance, a mapping and the model-free strategy's name ask the same points as each other."""
+    space = PLANTED.space
+    asked = {}
+    for key, (name, options) in {"instance": ("bo-modes", {"ablation": modes.ModesAblation(model="constant", inside="never")}),
+                                 "mapping": ("bo-modes", {"ablation": {"model": "constant", "inside": "never"}}),
+                                 "name": ("bo-modes-nomodel", {"ablation": {"inside": "never"}})}.items():
+        asked[key] = run_on(make_strategy(name, space, seed=1, budget=48, **options), lambda X: PLANTED.loss(X, score=True), 12)
+    assert np.array_equal(asked["instance"], asked["mapping"]) and np.array_equal(asked["instance"], asked["name"])
 
 
 @pytest.mark.parametrize("name", ["bo", "bo-modes"])
@@ -507,7 +546,7 @@ def test_the_classification_likelihood_ranks_held_out_failures_and_harvests():
     s = make_strategy("bo-modes", CUBE3, seed=0, likelihood="dirichlet")
     s.tell(X, PLANTED.loss(X))
     assert roc_auc_score(PLANTED.region_of(H) >= 0, s._fit(*s.history.answered()).p_fail(H)) > 0.9
-    found = run("bo-modes", False, likelihood="dirichlet", anywhere=0.0)
+    found = run("bo-modes", False, likelihood="dirichlet", ablation={"anywhere": 0.0})
     assert PLANTED.failures_found(found) >= 3 * PLANTED.failures_found(run("random", False)) and both_harvested(found)
 
 
@@ -543,7 +582,7 @@ def test_harvesting_anywhere_draws_from_the_whole_failing_set(monkeypatch):
     each holding a fair share: a draw over the whole failing set, as random search's failures fall.
     Drawn from all the model predicts failing (`p_fail` >= 0.5), they fail less often (54%): a
     classification of 0/1 answers is smoother than a box's edge."""
-    s = make_strategy("bo-modes", CUBE3, seed=0, budget=120, anywhere=0.0)
+    s = make_strategy("bo-modes", CUBE3, seed=0, budget=120, ablation={"anywhere": 0.0})
     X = run_on(s, lambda X: PLANTED.loss(X, score=False), 30)
     assert set(PLANTED.region_of(X)) >= {0, 1}
     model = s._fit(*s.history.answered())
@@ -558,4 +597,4 @@ def test_harvesting_anywhere_draws_from_the_whole_failing_set(monkeypatch):
     assert shares.min() > 0.25, shares
     monkeypatch.setattr(modes, "_SURE_ANYWHERE", 0.5)
     assert (draws() >= 0).mean() < (region >= 0).mean() - 0.1
-    assert make_strategy("bo-modes", CUBE3, seed=0, anywhere=0.5).anywhere == 0.5
+    assert make_strategy("bo-modes", CUBE3, seed=0, ablation={"anywhere": 0.5}).ablation.anywhere == 0.5

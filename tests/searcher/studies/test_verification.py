@@ -1,12 +1,13 @@
-"""searcher/analysis/verification.py and `searcher verify`: pseudo-identities, pairs, per-group FNMR/FMR, effects."""
+"""searcher/studies/verification.py, searcher/analysis/verification.py and `searcher verify`: pseudo-identities, pairs, per-group FNMR/FMR, effects."""
 
 import numpy as np
 import pandas as pd
 import pytest
 
-from searcher.analysis.verification import _pairs, impostor_capacity, render_pairs
+from searcher.analysis.verification import build_pairs, impostor_capacity
 from searcher.cli import main
 from searcher.errors import ParameterError
+from searcher.studies.verification import render_pairs
 
 GROUPS = ("light masculine", "light feminine", "dark masculine", "dark feminine")  # skin x presentation, 2 x 2 by design
 
@@ -57,7 +58,7 @@ def test_images_without_a_face_are_left_out_of_every_pair():
                            "found": [True, True, True, False, True, True, True, True], "yaw": np.arange(8.0)})
     emb = np.random.default_rng(0).standard_normal((8, 4))
     emb[3] = np.nan
-    pairs = _pairs(images, emb, ["yaw"], 100, np.random.default_rng(0), None)
+    pairs = build_pairs(images, emb, ["yaw"], 100, np.random.default_rng(0), None)
     assert 3 not in set(pairs["a"]) | set(pairs["b"]) and pairs["distance"].notna().all()
     assert pairs["same"].sum() == 3 and len(pairs) == 21  # all C(7, 2) pairs of the 7 found images
     assert np.allclose(pairs["d_yaw"], np.abs(pairs["a"] - pairs["b"]))

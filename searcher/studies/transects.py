@@ -36,14 +36,14 @@ import numpy as np
 import pandas as pd
 
 from searcher.analysis.annotations import HUMAN_RATINGS
+from searcher.analysis.transects import TRANSECT_CONFIG
 from searcher.errors import ParameterError
 from searcher.objective import Judge
 from searcher.validation import check_choice, check_int, check_names
 
-__all__ = ["TRANSECT_CONFIG", "TransectRun", "run_transects"]
+__all__ = ["DEFAULT_ATTRIBUTES", "TRANSECT_CONFIG", "TransectRun", "run_transects"]
 
 DEFAULT_ATTRIBUTES = ("skin_tone", "hair_length", "gender_presentation")
-TRANSECT_CONFIG = "transect.json"  # the settings that render a run's images again (read by `searcher export`)
 
 
 @dataclass

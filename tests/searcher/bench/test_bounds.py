@@ -1,20 +1,17 @@
-"""`lab/breadth_bound.py`: the regions uniform points hit, and what a budget split can reach."""
+"""searcher.bench.bounds: the regions uniform points hit, what a budget split can reach, and bo-modes's schedule of roles."""
 
 import numpy as np
 import pandas as pd
-from project_scripts import load_script
 
+from searcher.bench import bounds as bb
 from searcher.strategies import make_strategy
 from searcher.testing.planted import PlantedRegions
-
-SCRIPT = "lab/breadth_bound.py"
 
 
 def test_expected_regions_hit_match_random_search_run_again_and_again():
     """`sum_r 1 - (1 - p_r)^n`, with the volumes estimated from uniform draws, against the mean
     regions hit by 300 seeds of the random strategy (its own draws), on a landscape with a
     categorical parameter (a region's share includes its level's)."""
-    bb = load_script(SCRIPT)
     regions = PlantedRegions(dim=4, k=4, volume=0.04, seed=1, shape="ball", categories=2)
     p = bb.volumes(regions, draws=400_000)
     assert np.isclose(p.sum(), 0.04, rtol=0.05)  # the failing share of the space, levels included
@@ -26,7 +23,6 @@ def test_a_bar_set_by_uniform_coverage_leaves_too_little_to_harvest():
     """The tuned case, 0/1: to hit 90% of 4.6 regions uniform points need most of the budget, and
     the rest, harvested without a miss, cannot reach 80% of a peer's 271 failures; with a peer of
     100 failures it can."""
-    bb = load_script(SCRIPT)
     rows = [{"case": "planted-d6-k5", "strategy": s, "seed": 0, "budget": 400, "failures": f, "breadth": b,
              "effective_breadth": b, "first_failure": 30} for s, f, b in (("random", 14, 4.6), ("cmaes", 271, 3.8), ("bo-modes", 230, 3.2))]
     row = bb.bound(pd.DataFrame(rows), draws=200_000).loc["planted-d6-k5"]
@@ -38,7 +34,6 @@ def test_a_bar_set_by_uniform_coverage_leaves_too_little_to_harvest():
 
 
 def test_discovery_counts_regions_when_first_hit_and_every_failure():
-    bb = load_script(SCRIPT)
     regions, failures = bb.discovery(np.array([-1, 2, 2, -1, 0, 2, 1]))
     assert regions.tolist() == [0, 0, 1, 1, 1, 2, 2, 3]
     assert failures.tolist() == [0, 0, 1, 2, 2, 3, 4, 5]
@@ -53,7 +48,6 @@ def test_an_explorer_that_finds_the_regions_early_leaves_room_for_the_harvest():
     """Bars: 90% of 5 regions (4.5, so 5) and 80% of 250 failures (200). An explorer whose run hits
     its fifth region at point 100 leaves 300 points, enough; one that hits it at point 350 leaves
     50 beside its 20 failures, too few; one that never hits five is never within reach."""
-    bb = load_script(SCRIPT)
     runs = _runs([("cmame", 20, 5), ("tpe", 250, 1), ("slow", 20, 5), ("narrow", 30, 3)])
 
     def curve(at):
@@ -76,7 +70,6 @@ def test_an_explorer_that_finds_the_regions_early_leaves_room_for_the_harvest():
 def test_explorers_run_again_as_the_suite_ran_them():
     """A planted run made by the suite's own code and run again by the script: the same failures
     (so the table says "as stored"), and curves that end at the run's scores."""
-    bb = load_script(SCRIPT)
     from searcher.bench import select_cases
     from searcher.bench.planted import run_planted
 
@@ -88,3 +81,19 @@ def test_explorers_run_again_as_the_suite_ran_them():
         row = runs[runs["seed"] == seed].iloc[0]
         assert len(regions) == 61 and regions[-1] == row["breadth"] and failures[-1] == row["failures"]
     assert bb.explorer_bound(runs, curves)["as stored"].all()
+
+
+def test_the_schedule_gives_each_point_its_role():
+    """A run of 100 whose first failure is point 30: the Sobol start (20), exploring up to the
+    failure, then the schedule's share of exploring points (early 0.6 before 40, late 0.15 after);
+    a run without a failure explores throughout; schedule options move the roles, others do not."""
+    failed = np.zeros(100, bool)
+    failed[30] = True
+    role = bb.schedule_roles(failed, 100)
+    assert (role[:20] == "sobol").all() and (role[20:31] == "explore").all()
+    s = make_strategy("bo-modes", bb.schedule(100).space, budget=100)
+    assert [r == "explore" for r in role[31:]] == [s.explores(i) for i in range(31, 100)]
+    assert (bb.schedule_roles(np.zeros(100, bool), 100)[20:] == "explore").all()
+    assert bb.exploring_points(30, 100) == int((role != "harvest").sum())
+    assert (bb.schedule_roles(failed, 100, {"late": 0.0, "ablation": {"probe": True}})[40:] == "harvest").all()
+    assert (bb.schedule_roles(failed, 100, {"ablation": {"probe": True}}) == role).all()

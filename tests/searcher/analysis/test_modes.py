@@ -1,17 +1,46 @@
-"""The comparison: campaigns per strategy x seed x alpha, tables, figures, and failure modes."""
-
-import sqlite3
+"""Scoring: failures, repeats, failure modes (cross-fitted), breadth and effective breadth, on hand-made inputs."""
 
 import numpy as np
 import pandas as pd
+import pytest
 
-from searcher.analysis.compare import _watch, compare, diversity, failure_modes, mode_labels
-from searcher.bench.score import effective_breadth
-from searcher.cli import main
+from searcher.analysis.modes import breadth, diversity, effective_breadth, failure_modes, mode_labels, repeated, run_scores
 
 
 def _trials(points: np.ndarray) -> pd.DataFrame:
     return pd.DataFrame({"x": list(points), "loss": np.ones(len(points))})
+
+
+@pytest.mark.parametrize("counts, expected", [
+    ([4, 4, 4], 3.0),  # equal counts over 3 regions
+    ([0, 7, 0, 0], 1.0),  # one region
+    ([0, 0, 0], 0.0),  # no failures: 0, not NaN
+    ([], 0.0),
+    ([1, 1, 0, 1, 1], 4.0),
+])
+def test_effective_breadth(counts, expected):
+    assert effective_breadth(counts) == pytest.approx(expected)
+    assert not np.isnan(effective_breadth(counts))
+
+
+def test_uneven_counts_are_less_broad_than_their_breadth():
+    assert breadth([100, 1, 1, 1, 1]) == 5
+    assert 1.0 < effective_breadth([100, 1, 1, 1, 1]) < 1.3
+
+
+def test_repeats_are_points_seen_before():
+    X = np.array([[0.1, 0.2], [0.5, 0.5], [0.1, 0.2 + 1e-12], [0.9, 0.9], [0.5, 0.5]])
+    assert repeated(X).tolist() == [False, False, True, False, True]
+
+
+def test_run_scores_count_each_new_failure_once():
+    labels = [-1, 2, 0, -1, 2, 2, -1]  # the region of each new failure, -1 elsewhere (repeats included)
+    got = run_scores(labels, repeats=1, of=4)
+    assert (got["failures"], got["repeats"], got["breadth"], got["of"], got["evaluations"]) == (4, 1, 2, 4, 7)
+    assert got["counts"] == "1 0 3 0" and got["first_failure"] == 2
+    assert got["effective_breadth"] == pytest.approx(np.exp(-(0.25 * np.log(0.25) + 0.75 * np.log(0.75))), abs=1e-6)
+    none = run_scores([-1, -1], repeats=0, of=3)
+    assert (none["failures"], none["breadth"], none["effective_breadth"], none["first_failure"]) == (0, 0, 0.0, None)
 
 
 def test_failure_modes_are_clusters_of_the_uniform_failures():
@@ -30,51 +59,6 @@ def test_a_repeated_point_is_one_failure():
     trials = pd.DataFrame({"x": x, "loss": [1.0, 0.0, 1.0, 1.0], "truth": [{}] * 4})
     got = diversity(trials)
     assert (got["failures"], got["repeats"]) == (2.0, 1.0)
-
-
-def test_compare_on_planted_writes_tables_and_figures(tmp_path):
-    table = compare(tmp_path, generator="planted", target="planted", strategies=["random", "bo"], seeds=[0, 1],
-                    alphas=[0.3, 0.9], budget=24, batch=4, progress=False)
-    assert len(table) == 2 + 4  # random once per seed, bo per alpha and seed
-    assert {"failures", "regions_found", "modes", "mean_pairwise", "failure_rate"} <= set(table.columns)
-    curves = pd.read_csv(tmp_path / "curves.csv")
-    assert curves.groupby(["strategy", "alpha", "seed"], dropna=False)["evaluation"].max().eq(24).all()
-    for name in ("compare.csv", "failures_vs_evaluations.png", "failures_vs_alpha.png", "diversity.png"):
-        assert (tmp_path / name).stat().st_size > 0
-    again = compare(tmp_path, generator="planted", target="planted", strategies=["random", "bo"], seeds=[0, 1],
-                    alphas=[0.3, 0.9], budget=24, batch=4, progress=False)  # resumes: nothing evaluated twice
-    pd.testing.assert_frame_equal(table, again)
-
-
-def test_cli_compare(tmp_path, capsys):
-    assert main(["compare", "--generator", "planted", "--target", "planted", "--strategies", "random,sobol", "--seeds", "2",
-                 "--budget", "12", "--out", str(tmp_path), "--no-progress"]) == 0
-    assert "regions_found" in capsys.readouterr().out
-
-
-def test_progress_shows_each_campaign_with_its_failures(tmp_path, capsys):
-    """One bar per campaign, named by its run, counting evaluations and failures found so far."""
-    table = compare(tmp_path, generator="planted", target="planted", strategies=["random", "bo"], seeds=[0], budget=16,
-                    batch=4, progress=True)
-    err = capsys.readouterr().err
-    for name in ("random-s0", "bo-s0"):
-        final = [line for line in err.replace("\r", "\n").splitlines() if line.startswith(f"{name}:") and "16/16" in line]
-        assert final, f"no finished bar for {name} in {err[-500:]!r}"
-        found = int(table.loc[table["strategy"] == name.split("-")[0], "failures"].iloc[0])
-        assert f"failures={found}" in final[-1]
-
-
-def test_the_progress_bars_wait_for_a_store_still_being_created(tmp_path):
-    """A campaign's SQLite file exists a moment before its tables: the bars that read it skip that
-    tick. Reading it once crashed a whole benchmark suite (`no such table: trials`)."""
-    (tmp_path / "new").mkdir()
-    sqlite3.connect(tmp_path / "new" / "campaign.sqlite").close()  # a file, no tables yet
-
-    class Ray:
-        def wait(self, pending, timeout):
-            return pending[:1], pending[1:]  # one future finishes per tick
-
-    _watch([str(tmp_path / "new")], budget=10, futures=["a", "b"], ray=Ray())
 
 
 def _ward_nearest(reference: np.ndarray, points: np.ndarray, k: int) -> np.ndarray:

@@ -8,11 +8,11 @@ import pytest
 from statsmodels.stats.proportion import proportion_confint
 
 import searcher.figures.analysis as figures
-from searcher.analysis.subgroups import analyze
 from searcher.campaign import Campaign, load_campaign
 from searcher.causal import ate, logistic_effects, score_sensitivity
 from searcher.cli import main
 from searcher.errors import ParameterError
+from searcher.studies.analyze import analyze
 
 FACES = {"generator": "faces", "target": "haar-face", "budget": 48, "batch": 8, "generator_options": {"resolution": 64}}
 

@@ -1,0 +1,10 @@
+"""The defaults that more than one layer reads, each assigned here and nowhere else: a campaign's
+budget and batch (read by `CampaignConfig`, `compare`, `bench`, the CLI's flags and bo-modes's
+schedule). The number of failure modes is `searcher.analysis.modes.N_MODES`; the failure threshold
+is `searcher.objective.FAILURE`.
+"""
+
+__all__ = ["DEFAULT_BATCH", "DEFAULT_BUDGET"]
+
+DEFAULT_BUDGET = 400  # evaluations per campaign (and per benchmark run)
+DEFAULT_BATCH = 4  # points proposed and evaluated together
