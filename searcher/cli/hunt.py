@@ -17,7 +17,7 @@ from typing import Any
 
 from searcher.campaign import Campaign
 from searcher.cli.args import assignments, merge_tables
-from searcher.errors import SearcherError
+from searcher.errors import ParameterError, SearcherError
 from searcher.outputs import check_output_dir
 
 HELP = "search a generator + target for failures and record every evaluation"
@@ -54,7 +54,8 @@ def _kind(f: dataclasses.Field) -> str:
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--config", metavar="TOML", help="campaign settings as TOML")
     p.add_argument("--resume", metavar="DIR", help="continue the campaign stored in DIR (trials that ended in a target error "
-                   "are evaluated again, see --retries); --budget N extends it to N evaluations, other flags but --retries are ignored")
+                   "are evaluated again, see --retries); --budget N extends it to N evaluations, --option raises a target's "
+                   "spending cap; any other flag is refused")
     for f in dataclasses.fields(Campaign):
         kind, meta = _kind(f), f.metadata
         extra = {k: meta[k] for k in ("choices", "metavar") if k in meta}
@@ -92,8 +93,26 @@ def config_from(args: argparse.Namespace) -> dict[str, Any]:
     return config
 
 
+#: what a resume may change; the campaign's other settings are the stored ones
+_RESUME_MAY_SET = ("budget", "retries", "target_options")
+
+
+def _check_resume(args: argparse.Namespace) -> None:
+    """Refuse a resume that names no directory (an unset shell variable) or that gives a flag it would ignore."""
+    if not args.resume.strip():
+        raise ParameterError("--resume was given an empty directory name (an unset shell variable?); nothing was started. "
+                             "Give the directory of a stored campaign, e.g. --resume runs/hunt.")
+    ignored = ["--config"] if args.config else []
+    ignored += [_flag(f) for f in dataclasses.fields(Campaign) if f.name not in _RESUME_MAY_SET and getattr(args, f.name) not in (None, [])]
+    if ignored:
+        raise ParameterError(f"--resume continues {args.resume} with its stored settings, so {', '.join(ignored)} would be ignored; "
+                             "nothing was run. Resume with --budget, --retries or --option (a target's spending cap) only, "
+                             "or start a new campaign with another --out.")
+
+
 def run(args: argparse.Namespace) -> int:
-    if args.resume:
+    if args.resume is not None:
+        _check_resume(args)
         campaign = Campaign.from_dir(args.resume)
         if args.budget is not None:
             campaign = dataclasses.replace(campaign, budget=args.budget)

@@ -185,6 +185,30 @@ def test_a_second_process_on_a_campaign_is_refused_and_a_killed_holder_is_taken_
     assert len(load_campaign(campaign_dir).trials) == 12
 
 
+def test_a_resume_that_names_no_directory_starts_nothing(tmp_path, monkeypatch, capsys):
+    """`--resume "$UNSET"` once started a new default campaign in runs/campaign."""
+    monkeypatch.chdir(tmp_path)
+    assert main(["hunt", "--resume", "", "--no-progress"]) == 2
+    _one_line_error(capsys, "--resume was given an empty directory name")
+    assert main(["hunt", "--resume", "  ", "--no-progress"]) == 2
+    assert not list(tmp_path.iterdir()), "nothing may be written"
+
+
+def test_a_resume_refuses_the_flags_it_would_ignore(tmp_path, capsys):
+    out = tmp_path / "stored"
+    Campaign(**PLANTED, budget=8, out=str(out)).run(progress=False)
+    before = load_campaign(out).trials
+    for flags, named in ((["--seed", "5"], "--seed"), (["--strategy", "sobol", "--batch", "2"], "--strategy, --batch"),
+                         (["--fix", "x0=0.5"], "--fix"), (["--config", str(tmp_path / "any.toml")], "--config")):
+        assert main(["hunt", "--resume", str(out), *flags, "--no-progress"]) == 2, flags
+        err = capsys.readouterr().err
+        assert "would be ignored" in err and "Traceback" not in err and len(err.strip().splitlines()) == 1, err
+        assert named is None or named in err, err
+    assert load_campaign(out).trials.equals(before), "a refused resume evaluates nothing"
+    assert main(["hunt", "--resume", str(out), "--budget", "12", "--retries", "1", "--no-progress"]) == 0  # what a resume may change
+    assert len(load_campaign(out).trials) == 12
+
+
 def test_budget_on_resume_extends_and_never_shortens(tmp_path, capsys):
     out = tmp_path / "grow"
     Campaign(**PLANTED, budget=8, out=str(out)).run(progress=False)
