@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -121,18 +121,13 @@ class _Loop:
             return 0, 0
         self.stop_if_capped(todo[0][0])
         outcomes = self._evaluate([params for _, _, params, _, _, _ in todo])  # stored with the held values
-        with self.store.transaction():
-            for (step, idx, _, x, source, attempts), (outcome, worker) in zip(todo, outcomes):
-                if outcome.error != CAP_REACHED:  # not sent: it stays a trial to retry
-                    self.store.add_trial(step, idx, x, outcome, worker, source, attempts + 1)
-            self._save_spending()
-        if any(o.error == CAP_REACHED for o, _ in outcomes):
-            self.stop_if_capped(todo[0][0], not_sent=True)
+        self._keep(todo[0][0], outcomes, lambda k, outcome, worker: self.store.add_trial(
+            todo[k][0], todo[k][1], todo[k][3], outcome, worker, todo[k][4], todo[k][5] + 1))
         return len(todo), sum(o.error is None for o, _ in outcomes)
 
     def stop_if_capped(self, step: int, not_sent: bool = False) -> None:
         """Raises the ParameterError that stops the campaign at batch `step` once the target's spending cap is reached."""
-        reason = self.executor.cap_reached()
+        reason = self.executor.cap_reached() if self.cap_options else None  # a target with no cap is never asked (a Ray round trip a batch)
         if reason is not None or not_sent:
             raise ParameterError(_capped(reason or "spending cap reached", self.campaign, step, self.cap_options))
 
@@ -140,9 +135,20 @@ class _Loop:
         self._unsaved = True
         return self.executor.evaluate(params, self.campaign.seed)
 
+    def _keep(self, step: int, outcomes: list, add: Callable[[int, Any, Any], None]) -> None:
+        """Stores outcome `k` by `add(k, outcome, worker)`, with the target's spending, in one transaction;
+        an image the cap kept from being sent gets no trial (a resume with a raised cap asks it), and stops the campaign."""
+        with self.store.transaction():
+            for k, (outcome, worker) in enumerate(outcomes):
+                if outcome.error != CAP_REACHED:
+                    add(k, outcome, worker)
+            self._save_spending()
+        if any(o.error == CAP_REACHED for o, _ in outcomes):
+            self.stop_if_capped(step, not_sent=True)
+
     def _save_spending(self) -> None:
         """Stores what the target has spent (inside the caller's transaction, with the trials it paid for)."""
-        state = self.executor.spending()
+        state = self.executor.spending() if self.cap_options else None
         if state is not None:
             self.store.save_spending(state)
         self._unsaved = False
@@ -187,13 +193,8 @@ class _Loop:
         self.stop_if_capped(step)
         params = self.space.from_unit(X)
         outcomes = self._evaluate([{**self.held, **params[i]} for i in todo])
-        with self.store.transaction():
-            for i, (outcome, worker) in zip(todo, outcomes):
-                if outcome.error != CAP_REACHED:
-                    self.store.add_trial(step, i, X[i], outcome, worker, "audit" if i >= n - audit else "search")
-            self._save_spending()
-        if any(o.error == CAP_REACHED for o, _ in outcomes):
-            self.stop_if_capped(step, not_sent=True)
+        self._keep(step, outcomes, lambda k, outcome, worker: self.store.add_trial(
+            step, todo[k], X[todo[k]], outcome, worker, "audit" if todo[k] >= n - audit else "search"))
         if all(o.error is not None for o, _ in outcomes) or (step == 0 and all(o.loss is None for o, _ in outcomes)):
             raise ParameterError(_unjudged([o for o, _ in outcomes], self.campaign, step))
         return sum(bool(o.failure) for o, _ in outcomes)
