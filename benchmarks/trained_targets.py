@@ -1,8 +1,9 @@
 """Recomputes the results tables of targets/trained/README.md from fresh, seeded renders.
 
-    python benchmarks/trained_targets.py             # both models, 2,000 faces per set, 128 px (about 30 s)
+    python benchmarks/trained_targets.py             # all three models, 2,000 faces per set, 128 px (about 45 s)
     python benchmarks/trained_targets.py gender --n 500
     python benchmarks/trained_targets.py gender --weights control.pt   # a model from train.py --out
+    python benchmarks/trained_targets.py glasses
 
 For each model: accuracy on a balanced held-out set (clear labels, all other attributes
 independent) and error rates by hair length, skin tone and the planted attributes, with Wilson 95%
@@ -20,12 +21,12 @@ import pandas as pd
 
 from generators.faces.procedural import render_rows
 from searcher.causal import wilson_interval
-from targets.trained import GenderCNN, SmileCNN
-from targets.trained.data import balanced_rows, ppb_rows, truth_labels
+from targets.trained import GenderCNN, GlassesCNN, SmileCNN
+from targets.trained.data import TASKS, balanced_rows, ppb_rows, truth_labels
 
 __all__ = ["error_table", "evaluate", "main", "markdown"]
 
-MODELS = {"gender": GenderCNN, "smile": SmileCNN}
+MODELS = {"gender": GenderCNN, "smile": SmileCNN, "glasses": GlassesCNN}
 
 
 def groups(truth: pd.DataFrame, task: str) -> dict[str, np.ndarray]:
@@ -46,13 +47,15 @@ def groups(truth: pd.DataFrame, task: str) -> dict[str, np.ndarray]:
             for hair_name, h in (("short", short), ("long", long_)):
                 for skin_name, sk in (("light", light), ("dark", dark)):
                     out[f"{name}, {hair_name} hair, {skin_name} skin"] = g & h & sk
-    else:
+    elif task == "smile":
         beard, makeup = truth["facial_hair"].to_numpy(), truth["makeup"].to_numpy()
         smiling = truth["smile"].to_numpy() >= 0.5
         for name, g in (("not smiling", ~smiling), ("smiling", smiling)):
             out[f"{name}, no beard or makeup"] = g & (beard < 0.05) & (makeup < 0.05)
             out[f"{name}, beard (> 0.4)"] = g & (beard > 0.4)
             out[f"{name}, makeup (> 0.4)"] = g & (makeup > 0.4)
+    else:
+        out |= TASKS[task].cells(truth)
     return out
 
 
@@ -101,15 +104,15 @@ def _gap(table: pd.DataFrame) -> float:
 
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("task", nargs="?", choices=[*sorted(MODELS), "both"], default="both")
+    ap.add_argument("task", nargs="?", choices=[*sorted(MODELS), "all"], default="all")
     ap.add_argument("--n", type=int, default=2000, help="faces per evaluation set")
     ap.add_argument("--resolution", type=int, default=128)
     ap.add_argument("--seed", type=int, default=1, help="held-out seed (training uses 0)")
     ap.add_argument("--weights", type=Path, default=None, help="a weight file from train.py --out (one task only)")
     args = ap.parse_args(argv)
-    if args.weights is not None and args.task == "both":
-        ap.error("--weights needs the task it belongs to: gender or smile")
-    for task in sorted(MODELS) if args.task == "both" else [args.task]:
+    if args.weights is not None and args.task == "all":
+        ap.error("--weights needs the task it belongs to: gender, smile or glasses")
+    for task in sorted(MODELS) if args.task == "all" else [args.task]:
         tables = evaluate(task, n=args.n, resolution=args.resolution, seed=args.seed, weights=args.weights)
         accuracy = ", ".join(f"{name} {1 - t.loc['all', 'error']:.1%}" for name, t in tables.items())
         print(f"\n### {task}-cnn: {args.n} faces per set, {args.resolution} px, seed {args.seed}; accuracy {accuracy}\n")

@@ -26,6 +26,7 @@ _REGISTRY: dict[str, tuple[str, str]] = {
     "torch": ("targets.local:TorchScriptTarget", "your TorchScript classifier file, read with torch.jit.load (needs path=, labels=)"),
     "onnx": ("targets.local:OnnxTarget", "your ONNX classifier file run by onnxruntime (needs path=, labels=; the onnx extra)"),
     "gender-cnn": ("targets.trained:GenderCNN", "small CNN, masculine/feminine, trained to lean on hair length (planted bias)"),
+    "glasses-cnn": ("targets.trained:GlassesCNN", "small CNN, clear glasses or not, trained where glasses go with a light background (planted bias)"),
     "planted": ("searcher.testing.planted:PlantedTarget", "benchmark: fails exactly inside the planted regions (pairs with the planted generator)"),
     "smile-cnn": ("targets.trained:SmileCNN", "small CNN, smiling or not, trained where beards and makeup go with smiles (planted bias)"),
 }

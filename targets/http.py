@@ -3,6 +3,9 @@
 Each image is PNG-encoded and sent in its own request, up to `max_in_flight` at once, so an
 I/O-bound service is interrogated at the rate it can answer. What a paid, flaky API needs:
 
+- a deadline per request: `timeout` bounds the whole request, not each read, so a server that
+  drips its answer a byte at a time times out like one that never answers; and a bound on the
+  answer's size (`max_response_bytes`, counted after decompression);
 - retries with exponential backoff and full jitter on timeouts, connection errors, 429 and 5xx;
 - an answer that is still missing after the retries, or that cannot be read, becomes an error
   outcome for that image (`label=None`, `error=<reason>`), never a wrong label;
@@ -14,7 +17,11 @@ I/O-bound service is interrogated at the rate it can answer. What a paid, flaky 
   It is a `SpendingTarget`: a campaign stores what it spent and restores it on resume, so the
   budget holds across resumes;
 - header values written `"env:NAME"` (or with a scheme before it, `"Bearer env:NAME"`) are read
-  from the environment at request time, and never stored resolved, printed, or put in an error message.
+  from the environment at request time, and never stored resolved, printed, or put in an error
+  message; so are query parameter values (`?api_key=env:NAME`). A URL with a literal secret in it
+  (`user:pass@`, `?api_key=...`) is refused, since the campaign stores its target's URL;
+- Ctrl-C stops at once: requests run on daemon threads, which an interrupt leaves behind (their
+  connections closed) instead of waiting for a stuck read to end.
 
 The defaults speak the contract of `searcher serve-target` (`searcher.serve`): request
 `{"image": "<base64 PNG>"}`, response `{"label": ..., "score": ..., "boxes": [[x0, y0, x1, y1], ...]}`.
@@ -33,11 +40,10 @@ import random
 import tempfile
 import threading
 import time
-from collections.abc import Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
-from urllib.parse import urlsplit
+from typing import Any, TypeVar
+from urllib.parse import quote, unquote_plus, urlsplit, urlunsplit
 
 import httpx
 import numpy as np
@@ -55,6 +61,11 @@ HTTP_TASKS = ("detect", "classify")
 BUDGET_EXHAUSTED = CAP_REACHED
 ENV_PREFIX = "env:"
 MAX_BACKOFF = 30.0  # seconds; the ceiling of one backoff draw
+MAX_RESPONSE_BYTES = 8 * 2**20  # an answer is a label, a score and boxes: 8 MiB is far past any real one
+# Query parameters whose value is a secret (compared lowercased, "-" read as "_"): only `env:NAME` may stand there.
+SECRET_PARAMS = frozenset({"api_key", "apikey", "key", "token", "access_token", "secret", "password", "sig", "signature"})
+T = TypeVar("T")
+R = TypeVar("R")
 
 Answer = dict[str, Any]  # {"label": ..., "score": float | None, "boxes": [[x0, y0, x1, y1], ...]}
 
@@ -63,7 +74,9 @@ class HttpTarget:
     """A remote image API (`http`): one request per image, many in flight, cached and budgeted.
 
     Args:
-        url: the endpoint, `http://` or `https://`.
+        url: the endpoint, `http://` or `https://`. A query parameter value `env:NAME` is read from
+            the environment at request time; credentials before the host and literal values of
+            secret-named parameters (`api_key`, `token`, `sig`, ...) are refused.
         method: POST (default), PUT or PATCH.
         task: "detect" (the label is true/false) or "classify" (the label is one of `labels`).
         labels: the labels a classify API answers with; any other answer is an error outcome.
@@ -75,7 +88,10 @@ class HttpTarget:
             are numbers, e.g. "result.0.label"); None for a field the API does not return.
         max_in_flight: requests sent at once.
         rate_limit: requests per second at most, or None for no limit.
-        timeout: seconds to wait for one response.
+        timeout: seconds one request may take in all (connecting, sending, reading the whole
+            answer); past it the request is abandoned at its next read and counts as timed out.
+        max_response_bytes: the largest answer read (after decompression); a larger one is an
+            error for that image, not retried.
         retries: further attempts after a timeout, connection error, 429 or 5xx.
         backoff: base of the backoff in seconds; retry k waits uniform(0, backoff * 2**k).
         seed: seeds the backoff jitter.
@@ -108,6 +124,7 @@ class HttpTarget:
         max_in_flight: int = 4,
         rate_limit: float | None = None,
         timeout: float = 10.0,
+        max_response_bytes: int = MAX_RESPONSE_BYTES,
         retries: int = 3,
         backoff: float = 0.5,
         seed: int = 0,
@@ -129,6 +146,7 @@ class HttpTarget:
         self.max_in_flight = check_int("max_in_flight", max_in_flight, 1)
         self.rate_limit = None if rate_limit is None else check_number("rate_limit", rate_limit, 0.0, open_low=True)
         self.timeout = check_number("timeout", timeout, 0.0, open_low=True)
+        self.max_response_bytes = check_int("max_response_bytes", max_response_bytes, 1)
         self.retries = check_int("retries", retries, 0)
         self.backoff = check_number("backoff", backoff, 0.0)
         self.seed = check_int("seed", seed, 0)
@@ -184,17 +202,26 @@ class HttpTarget:
             return f"spending cap reached ({self.spent:g} of {self.budget:g}), {self.requests_sent} requests sent at {self.cost_per_call:g} each"
 
     def predict(self, images: np.ndarray) -> Predictions:
-        """One answer per image, in input order; cached answers are not requested again."""
+        """One answer per image, in input order; cached answers are not requested again.
+
+        Interrupted (Ctrl-C), it returns at once: no new attempt starts, the connections are closed,
+        and a request stuck in a read is left to its daemon thread."""
         images = check_images(images)
-        headers = self._resolved_headers()
-        with ThreadPoolExecutor(self.max_in_flight) as pool:
-            pngs = list(pool.map(_png, images))
+        url, headers = self._resolved_url(), self._resolved_headers()
+        stop = threading.Event()
+        try:
+            pngs = _parallel(_png, list(images), self.max_in_flight, stop)
             keys = [hashlib.sha256(self._config + hashlib.sha256(png).digest()).hexdigest() for png in pngs]
             todo = {}
             for key, png in zip(keys, pngs):
                 if self._cache.get(key) is None:
                     todo.setdefault(key, png)  # the same image twice in a batch is sent once
-            fetched = dict(zip(todo, pool.map(lambda item: self._fetch(headers, *item), todo.items())))
+            answers = _parallel(lambda item: self._fetch(url, headers, stop, *item), list(todo.items()), self.max_in_flight, stop)
+        except BaseException:
+            stop.set()
+            self.close()  # a read in flight fails at its next chunk, instead of finishing the request
+            raise
+        fetched = dict(zip(todo, answers))
         return _predictions([self._cache.get(k) or fetched[k] for k in keys])
 
     def close(self) -> None:
@@ -212,6 +239,21 @@ class HttpTarget:
             "url": self.url, "method": self.method, "task": self.task, "labels": self.labels, "send": self.send,
             "label_path": self.label_path, "score_path": self.score_path, "boxes_path": self.boxes_path,
         }
+
+    def _resolved_url(self) -> str:
+        """The URL to send to: each query value `env:NAME` replaced by the variable's value."""
+        parts = urlsplit(self.url)
+        pieces, resolved = [], False
+        for piece in parts.query.split("&") if parts.query else []:
+            name, sep, value = piece.partition("=")
+            match = ENV_REFERENCE.match(unquote_plus(value)) if sep else None
+            if match:
+                scheme, var = match.groups()
+                if var not in os.environ:
+                    raise TargetError(f"The URL's query parameter {unquote_plus(name)!r} reads the environment variable {var!r}, which is not set.")
+                value, resolved = quote(f"{scheme} {os.environ[var]}" if scheme else os.environ[var], safe=""), True
+            pieces.append(name + sep + value)
+        return urlunsplit(parts._replace(query="&".join(pieces))) if resolved else self.url
 
     def _resolved_headers(self) -> dict[str, str]:
         resolved = {}
@@ -233,20 +275,22 @@ class HttpTarget:
                 self._client = httpx.Client(timeout=self.timeout, limits=limits, transport=self._transport)
             return self._client
 
-    def _fetch(self, headers: dict[str, str], key: str, png: bytes) -> Answer | str:
-        """The answer for one image, or the reason there is none."""
+    def _fetch(self, url: str, headers: dict[str, str], stop: threading.Event, key: str, png: bytes) -> Answer | str:
+        """The answer for one image, or the reason there is none; no attempt starts once `stop` is set."""
         rng = random.Random(f"{self.seed}:{key}")  # per image, so thread scheduling cannot change the draws
         reason = ""
         for attempt in range(self.retries + 1):
             if attempt:
                 time.sleep(rng.uniform(0.0, min(MAX_BACKOFF, self.backoff * 2 ** (attempt - 1))))
+            if stop.is_set():
+                return "interrupted"
             if not self._spend():
                 return BUDGET_EXHAUSTED
             self._pace()
-            response = self._attempt(headers, png)
-            if isinstance(response, httpx.Response):
-                return self._answer(key, response)
-            reason = response
+            result, retry = self._attempt(url, headers, key, png)
+            if not retry:
+                return result
+            reason = result
         return f"{reason} after {self.retries + 1} attempts"
 
     def _spend(self) -> bool:
@@ -268,19 +312,42 @@ class HttpTarget:
             self._next_start = start + 1.0 / self.rate_limit
         time.sleep(start - now)
 
-    def _attempt(self, headers: dict[str, str], png: bytes) -> httpx.Response | str:
-        """One request: the response, or why it is worth retrying. Exception texts are dropped: they may quote headers."""
+    def _attempt(self, url: str, headers: dict[str, str], key: str, png: bytes) -> tuple[Answer | str, bool]:
+        """One request: its answer or why there is none, and whether that is worth retrying (a timeout,
+        a lost connection, 429, 5xx). Exception texts are dropped: they may quote headers or the URL."""
+        deadline = time.monotonic() + self.timeout
         try:
-            response = self._http().request(self.method, self.url, **self._body(png, headers))
+            with self._http().stream(self.method, url, **self._body(png, headers)) as response:
+                if response.status_code == 429 or response.status_code >= 500:
+                    return f"HTTP {response.status_code}", True
+                body = self._read(response, deadline) if 200 <= response.status_code < 300 else b""
         except httpx.TimeoutException:
-            return "timed out"
+            return "timed out", True
         except httpx.TransportError:
-            return "connection failed"
+            return "connection failed", True
         except httpx.RequestError:  # e.g. a body that fails to decode
-            return "request failed"
-        if response.status_code == 429 or response.status_code >= 500:
-            return f"HTTP {response.status_code}"
-        return response
+            return "request failed", True
+        except _Oversize:
+            return f"response larger than {self.max_response_bytes} bytes (max_response_bytes)", False
+        return self._answer(key, response, body), False
+
+    def _read(self, response: httpx.Response, deadline: float) -> bytes:
+        """The body, read chunk by chunk against the request's `deadline` and `max_response_bytes`:
+        httpx's timeout bounds each read, so a body dripped slowly enough would otherwise never end."""
+        declared = response.headers.get("content-length", "")
+        if declared.isdigit() and int(declared) > self.max_response_bytes:
+            raise _Oversize
+        chunks, size = [], 0
+        for chunk in response.iter_bytes():
+            size += len(chunk)
+            if size > self.max_response_bytes:
+                raise _Oversize
+            if time.monotonic() > deadline:
+                raise httpx.ReadTimeout("the request's deadline passed")
+            chunks.append(chunk)
+        if time.monotonic() > deadline:  # headers dripped until past it
+            raise httpx.ReadTimeout("the request's deadline passed")
+        return b"".join(chunks)
 
     def _body(self, png: bytes, headers: dict[str, str]) -> dict[str, Any]:
         if self.send == "raw":
@@ -289,15 +356,15 @@ class HttpTarget:
             return {"files": {"image": ("image.png", png, "image/png")}, "headers": headers}
         return {"json": {"image": base64.b64encode(png).decode("ascii")}, "headers": headers}
 
-    def _answer(self, key: str, response: httpx.Response) -> Answer | str:
-        """Reads a final response; caches it when it holds a valid answer."""
+    def _answer(self, key: str, response: httpx.Response, content: bytes) -> Answer | str:
+        """Reads a final response and its `content`; caches it when it holds a valid answer."""
         if response.status_code >= 400:
             return f"HTTP {response.status_code}"
         if not 200 <= response.status_code < 300:  # a redirect: not followed, since a redirected POST would become a GET
             where = response.headers.get("location")
-            return f"HTTP {response.status_code}" + (f" redirect to {where[:200]!r}: give that URL" if where else "")
+            return f"HTTP {response.status_code}" + (f" redirect to {_redacted(where)[:200]!r}: give that URL" if where else "")
         try:
-            body = response.json()
+            body = json.loads(content)
         except ValueError:
             return "malformed JSON response"
         answer = self._parse(body)
@@ -321,6 +388,10 @@ class HttpTarget:
         if not _are_boxes(boxes):
             return f"response boxes {_short(boxes)} are not [[x0, y0, x1, y1], ...]"
         return {"label": label, "score": None if score is None else float(score), "boxes": [[float(v) for v in b] for b in boxes]}
+
+
+class _Oversize(Exception):
+    """An answer longer than `max_response_bytes`."""
 
 
 class _AnswerCache:
@@ -354,6 +425,42 @@ class _AnswerCache:
 
 
 # ---------------------------------------------------------------------- helpers
+
+
+def _parallel(fn: Callable[[T], R], items: list[T], workers: int, stop: threading.Event) -> list[R]:
+    """`[fn(item) for item in items]` on up to `workers` daemon threads, in order. Daemon threads,
+    because a ThreadPoolExecutor joins its threads on leaving and again at the interpreter's exit,
+    so one request stuck in a socket read would hold Ctrl-C up for as long as the read lasts. An
+    exception here or in `fn` (KeyboardInterrupt included) sets `stop`: no worker takes another item."""
+    results: list[Any] = [None] * len(items)
+    failures: list[BaseException] = []
+    order = iter(range(len(items)))
+    lock = threading.Lock()
+
+    def work() -> None:
+        while not stop.is_set():
+            with lock:
+                i = next(order, None)
+            if i is None:
+                return
+            try:
+                results[i] = fn(items[i])
+            except BaseException as exc:  # noqa: BLE001 - handed to the caller's thread below
+                failures.append(exc)
+                stop.set()
+
+    threads = [threading.Thread(target=work, name="http-target", daemon=True) for _ in range(min(workers, len(items)))]
+    for thread in threads:
+        thread.start()
+    try:
+        for thread in threads:
+            thread.join()
+    except BaseException:
+        stop.set()
+        raise
+    if failures:
+        raise failures[0]
+    return results
 
 
 def _png(image: np.ndarray) -> bytes:
@@ -404,10 +511,47 @@ def _bad(name: str, expect: str, value: Any) -> ParameterError:
 
 
 def _url(value: Any) -> str:
-    parts = urlsplit(value) if isinstance(value, str) else None
-    if parts is None or parts.scheme not in ("http", "https") or not parts.netloc:
-        raise _bad("url", "an http:// or https:// address", value)
+    """Checks the endpoint; refuses the secrets a URL may carry, since a campaign stores its target's URL."""
+    try:
+        parts = urlsplit(value) if isinstance(value, str) else None
+        if parts is not None:
+            httpx.URL(value)
+    except (ValueError, httpx.InvalidURL):
+        parts = None
+    if parts is None or parts.scheme not in ("http", "https") or not parts.hostname:
+        raise _bad("url", "an http:// or https:// address", _redacted(value) if isinstance(value, str) else value)
+    if "@" in parts.netloc:
+        raise ParameterError(f"The 'url' option holds credentials before the host ({_redacted(value)}), which the campaign would "
+                             "store in plain text. Put them in an environment variable and send them as a header, e.g. "
+                             "headers={'Authorization': 'Basic env:NAME'} (NAME holding base64 of user:password).")
+    for name, secret in _secret_params(parts.query):
+        if not ENV_REFERENCE.match(secret):
+            raise ParameterError(f"The 'url' option holds a literal value in its query parameter {name!r} ({_redacted(value)}), "
+                                 f"which the campaign would store in plain text. Put it in an environment variable and write "
+                                 f"{name}=env:NAME (read at request time), or send it as a header with 'env:NAME'.")
     return value
+
+
+def _secret_params(query: str) -> list[tuple[str, str]]:
+    """The (name, value) pairs of `query` whose name is one of SECRET_PARAMS, decoded."""
+    pairs = [piece.partition("=")[::2] for piece in query.split("&") if piece]
+    return [(unquote_plus(n), unquote_plus(v)) for n, v in pairs if unquote_plus(n).lower().replace("-", "_") in SECRET_PARAMS]
+
+
+def _redacted(url: str) -> str:
+    """`url` safe to print: credentials before the host and literal values of secret-named query parameters as ***."""
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return "<an unparsable URL>"
+    netloc = ("***@" + parts.netloc.rpartition("@")[2]) if "@" in parts.netloc else parts.netloc
+    pieces = []
+    for piece in parts.query.split("&") if parts.query else []:
+        name, sep, value = piece.partition("=")
+        if sep and _secret_params(piece) and not ENV_REFERENCE.match(unquote_plus(value)):
+            value = "***"
+        pieces.append(name + sep + value)
+    return urlunsplit(parts._replace(netloc=netloc, query="&".join(pieces)))
 
 
 def _transport(value: Any) -> httpx.BaseTransport | None:

@@ -65,7 +65,7 @@ def serve_target(request):
 
         request.addfinalizer(stop)
         base = f"http://127.0.0.1:{port}"
-        deadline = time.monotonic() + 20
+        deadline = time.monotonic() + 90
         while time.monotonic() < deadline:
             if proc.poll() is not None:
                 pytest.fail(f"serve-target exited with {proc.returncode}: {proc.stderr.read()}")
@@ -74,7 +74,7 @@ def serve_target(request):
                     return f"{base}/predict"
             except httpx.TransportError:
                 time.sleep(0.1)
-        pytest.fail("serve-target did not answer /health within 20 s")
+        pytest.fail("serve-target did not answer /health within 90 s")
 
     return start
 

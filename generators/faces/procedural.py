@@ -13,7 +13,9 @@ they are free of those dependencies.
 
 Truth is what was rendered: facial hair only grows on faces of 12 and over (it fades in to 18), so
 `truth.facial_hair` can be lower than the parameter asked for; `fitzpatrick` is `skin_tone`
-rounded to 1..6; `face_x0..face_y1` is the face's bounding box in pixels (forehead to chin).
+rounded to 1..6; `glasses` is 1.0 for clear glasses and 0.0 otherwise (sunglasses included: a
+number a classify target's cut can judge, as `glasses-cnn` is); `face_x0..face_y1` is the face's
+bounding box in pixels (forehead to chin).
 """
 
 from __future__ import annotations
@@ -129,6 +131,7 @@ def render_attributes(
         arrays[k] = np.array([choices.index(c) for c in truth[k]])
     images = renderer.render(arrays, shape, np.asarray(seeds, np.uint64))
     truth["fitzpatrick"] = np.clip(np.rint(truth["skin_tone"]), 1, 6).astype(int)
+    truth["glasses"] = (truth["eyewear"] == "glasses").astype(float)
     truth = pd.concat([truth, _face_boxes(truth, renderer.resolution)], axis=1)
     return Batch(images=images, truth=truth)
 

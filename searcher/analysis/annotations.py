@@ -30,6 +30,9 @@ Example:
 
 from __future__ import annotations
 
+import csv
+import io
+import logging
 import os
 import zlib
 from collections.abc import Mapping, Sequence
@@ -65,6 +68,8 @@ __all__ = [
 COLUMNS = ("image", "attribute", "annotator", "value")
 HUMAN_RATINGS = "annotations.csv"  # people's ratings of a run directory's images (`searcher annotate`)
 SIMULATED_RATINGS = "simulated_annotations.csv"  # simulated ratings of a transect run's images (`searcher transect`)
+
+_log = logging.getLogger("searcher.annotations")
 
 
 def _default_vocabulary() -> Vocabulary:
@@ -153,12 +158,20 @@ def read_annotations(source: str | os.PathLike | IO[str], scales: Mapping[str, S
     Every attribute needs a scale and every value must be a level 1 .. L of it. An annotator may
     rate the same image and attribute again (a corrected answer, appended to the file): the last
     row of each (image, attribute, annotator) is the one returned.
+
+    One rating per line: a line that is not one (too few or too many fields, an empty field, a
+    value that is not a whole number: the fragment a full disk or a killed writer leaves) is
+    skipped, and one warning on the `searcher.annotations` logger names the file, counts the
+    skipped lines and gives their numbers, so one torn line never costs the other ratings.
     """
     scales = _scales(scales)
-    table = pd.read_csv(source)
+    name, rows = _rating_rows(source)
+    buf = io.StringIO()
+    csv.writer(buf, lineterminator="\n").writerows(rows)
+    table = pd.read_csv(io.StringIO(buf.getvalue())) if rows else pd.DataFrame(columns=list(COLUMNS))
     missing = [c for c in COLUMNS if c not in table.columns]
     if missing:
-        raise ParameterError(f"The annotation CSV lacks columns {missing}. It needs: {', '.join(COLUMNS)}.")
+        raise ParameterError(f"The annotation CSV {name} lacks columns {missing}. It needs: {', '.join(COLUMNS)}.")
     table = table[list(COLUMNS)]
     for attribute, values in table.groupby("attribute")["value"]:
         scale = _scale(str(attribute), scales)
@@ -169,6 +182,57 @@ def read_annotations(source: str | os.PathLike | IO[str], scales: Mapping[str, S
             )
     table = table.drop_duplicates(["image", "attribute", "annotator"], keep="last")
     return table.astype({"value": np.int64}).reset_index(drop=True)
+
+
+def _rating_rows(source: str | os.PathLike | IO[str]) -> tuple[str, list[list[str]]]:
+    """The name of `source`, and its header and ratings as CSV fields; every other line is logged and left out.
+
+    Each line is parsed on its own, so a torn line (an unclosed quote included) never swallows the
+    next. A header torn before its first rating (part of the header line, alone in the file) reads
+    as no ratings. Blank lines are left out silently, as a CSV reader does.
+    """
+    if isinstance(source, (str, os.PathLike)):
+        name, text = str(source), Path(source).read_bytes().decode("utf-8-sig", errors="replace")
+    else:
+        name, text = str(getattr(source, "name", "(a stream)")), source.read().removeprefix("\ufeff")
+    lines = [(n, line.removesuffix("\r")) for n, line in enumerate(text.split("\n"), 1) if line.strip()]
+    if not lines:
+        return name, []
+    (_, header), *rest = lines
+    if not rest and ",".join(COLUMNS).startswith(header) and header != ",".join(COLUMNS):
+        _log.warning("%s: line 1 is a torn header (%r), so the file holds no ratings yet", name, header)
+        return name, []
+    fields = next(csv.reader([header]))
+    if any(c not in fields for c in COLUMNS):
+        return name, [fields]  # read_annotations names the missing columns
+    at = [fields.index(c) for c in COLUMNS]
+    rows, skipped = [fields], []
+    for number, line in rest:
+        row = next(csv.reader([line]), [])
+        why = _not_a_rating(row, len(fields), at)
+        if why:
+            skipped.append(f"line {number} ({why})")
+        else:
+            rows.append(row)
+    if skipped:
+        shown = ", ".join(skipped[:5]) + (f" and {len(skipped) - 5} more" if len(skipped) > 5 else "")
+        _log.warning("%s: skipped %d line(s) that are not a rating, as a full disk or a killed writer leaves them: %s",
+                     name, len(skipped), shown)
+    return name, rows
+
+
+def _not_a_rating(row: list[str], width: int, at: list[int]) -> str:
+    """Why a CSV row is not one rating of a table `width` columns wide whose `image, attribute,
+    annotator, value` are at `at` ("": it is one)."""
+    if len(row) != width:
+        return f"{len(row)} fields, expected {width}"
+    if any(not row[i].strip() for i in at):
+        return "an empty field"
+    try:
+        whole = float(row[at[-1]]).is_integer()
+    except ValueError:
+        whole = False
+    return "" if whole else f"the value {row[at[-1]]!r} is not a level"
 
 
 def human_ratings(directory: str | os.PathLike, scales: Mapping[str, Scale] | None = None) -> pd.DataFrame | None:

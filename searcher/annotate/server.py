@@ -4,6 +4,7 @@
     GET  /image/<i>        image i of the directory's table (PNG); any other path is 404
     POST /rate             {"image": i, "attribute": name, "value": level}  -> 200, or 400 with the reason
     POST /mark             {"image": i, "marked": true|false}              -> 200, or 400 with the reason
+                           (507 with the reason when the rating could not be saved, e.g. a full disk)
     GET  /favicon.ico      204 (no icon)
 
 The page is one template with its CSS and script inline, allowed by a per-response nonce in a
@@ -33,7 +34,7 @@ from starlette.routing import Route
 
 from searcher.annotate.images import read_images
 from searcher.annotate.session import Session
-from searcher.errors import ParameterError
+from searcher.errors import ParameterError, SearcherError
 from searcher.serve import is_loopback
 
 __all__ = ["LOOPBACK_HOSTS", "app", "serve"]
@@ -50,7 +51,10 @@ class _Handlers:
 
     async def page(self, request: Request) -> Response:
         nonce = secrets.token_urlsafe(16)
-        state = await run_in_threadpool(self.session.state)
+        try:
+            state = await run_in_threadpool(self.session.state)
+        except SearcherError as exc:  # ratings the page cannot read: say why, in one line
+            return Response(f"searcher annotate: {exc}\n", status_code=500, media_type="text/plain")
         html = _TEMPLATES.get_template("page.html").render(state=state, nonce=nonce, directory=self.session.images.source.dir.name)
         return HTMLResponse(html, headers={"Content-Security-Policy": _CSP.format(nonce), "Cache-Control": "no-store",
                                            "X-Content-Type-Options": "nosniff", "Referrer-Policy": "no-referrer"})
@@ -69,7 +73,8 @@ class _Handlers:
         return await self._write(request, lambda body, i: self.session.mark(i, body.get("marked")))
 
     async def _write(self, request: Request, write: Callable[[dict, int], None]) -> Response:
-        """Checks the JSON body and its image index, then runs `write` (its ParameterError is a 400)."""
+        """Checks the JSON body and its image index, then runs `write` (its ParameterError is a 400,
+        any other SearcherError, a rating the log could not save, a 507)."""
         if request.headers.get("content-type", "").split(";")[0].strip() != "application/json":
             return JSONResponse({"error": "Send the body as JSON (Content-Type: application/json)."}, status_code=415)
         try:
@@ -85,6 +90,8 @@ class _Handlers:
             await run_in_threadpool(write, body, index)
         except ParameterError as exc:
             return JSONResponse({"error": str(exc)}, status_code=400)
+        except SearcherError as exc:
+            return JSONResponse({"error": str(exc)}, status_code=507)
         return JSONResponse({"ok": True})
 
     def _no_image(self, index: Any) -> Response:

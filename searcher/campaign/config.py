@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -21,7 +22,7 @@ from searcher.errors import ParameterError
 from searcher.objective import LOSSES, ObjectiveSpec
 from searcher.space import Space
 from searcher.strategies import DEFAULT_STRATEGY, STRATEGIES, upgrade_options
-from searcher.validation import ENV_REFERENCE, check_choice, check_int, check_number
+from searcher.validation import ENV_REFERENCE, NAME, NAMES, PATH, SEED_MAX, STRING, TABLE, Interval, Options, check_choice, check_params
 
 __all__ = ["CUBES", "CampaignConfig", "search_space"]
 
@@ -58,10 +59,14 @@ def search_space(space: Space, vary: Sequence[str] | None, fix: Mapping[str, Any
     return sub, held
 
 
-def _setting(default: Any, help: str, flag: str | None = None, **extra: Any) -> Any:  # noqa: A002 - argparse's word
-    """A campaign field with its command-line help (and flag, when not `--name-with-dashes`)."""
+def _setting(default: Any, help: str, flag: str | None = None, *, valid: list[Any], **extra: Any) -> Any:  # noqa: A002 - argparse's word
+    """A campaign field with its command-line help (and flag, when not `--name-with-dashes`) and
+    what its value may be (`valid`: constraints of `searcher.validation`, checked by `check_params`)."""
     factory = {"default_factory": default} if callable(default) else {"default": default}
-    return field(**factory, metadata={"help": help, "flag": flag, **extra})
+    return field(**factory, metadata={"help": help, "flag": flag, "valid": valid, **extra})
+
+
+_COUNT = [Interval(int, 1)]
 
 
 @dataclass(frozen=True)
@@ -72,9 +77,9 @@ class CampaignConfig:
         generator, target, strategy: plug-in and strategy names (`searcher list`).
         budget: evaluations in all.
         batch: points proposed and evaluated together.
-        workers: evaluation workers (more than one runs on Ray).
-        seed: seeds the strategy and the rendering.
-        out: the campaign directory (SQLite record and images).
+        workers: evaluation workers (more than one runs on Ray, so the local executor takes one).
+        seed: seeds the strategy and the rendering; in [0, 2**32 - 1], the seeds every strategy's package takes.
+        out: the campaign directory (SQLite record and images): a str or a `pathlib.Path`, kept as a str.
         alpha: weight of the diversity term of eq. (4) (BO only; default the strategy's, 0.6).
         vary, fix: search only these parameters / hold these at a value.
         executor: "local" or "ray" (default: ray when workers > 1).
@@ -94,59 +99,54 @@ class CampaignConfig:
             back answers them).
     """
 
-    generator: str = _setting("faces", "generator name (default: faces)")
-    target: str = _setting("dlib-cnn", "target name (default: dlib-cnn)")
-    strategy: str = _setting(DEFAULT_STRATEGY, f"{', '.join(STRATEGIES.describe())} (default: {DEFAULT_STRATEGY})")
-    budget: int = _setting(DEFAULT_BUDGET, f"evaluations in all (default: {DEFAULT_BUDGET})")
-    batch: int = _setting(DEFAULT_BATCH, f"points proposed and evaluated together (default: {DEFAULT_BATCH})")
-    workers: int = _setting(1, "evaluation workers; more than one runs on Ray (default: 1)")
-    seed: int = _setting(0, "seed of the strategy and the rendering (default: 0)")
-    out: str = _setting("runs/campaign", "campaign directory (default: runs/campaign)")
-    alpha: float | None = _setting(None, "weight of the diversity term, eq. (4) (bo only; default: 0.6)")
-    vary: Sequence[str] | None = _setting(None, "comma-separated parameters to search (default: all)")
-    fix: Mapping[str, Any] = _setting(dict, "hold a parameter at a value (repeatable)", metavar="NAME=VALUE")
-    executor: str | None = _setting(None, "local or ray (default: ray when --workers > 1)", choices=EXECUTORS)
-    ray_address: str | None = _setting(None, "join a running Ray cluster (e.g. auto, or ray://host:10001)")
-    generator_options: Mapping[str, Any] = _setting(dict, "a generator option (repeatable)", "--generator-option", metavar="KEY=VALUE")
-    target_options: Mapping[str, Any] = _setting(dict, "a target option (repeatable)", "--option", metavar="KEY=VALUE")
+    generator: str = _setting("faces", "generator name (default: faces)", valid=[NAME])
+    target: str = _setting("dlib-cnn", "target name (default: dlib-cnn)", valid=[NAME])
+    strategy: str = _setting(DEFAULT_STRATEGY, f"{', '.join(STRATEGIES.describe())} (default: {DEFAULT_STRATEGY})", valid=[NAME])
+    budget: int = _setting(DEFAULT_BUDGET, f"evaluations in all (default: {DEFAULT_BUDGET})", valid=_COUNT)
+    batch: int = _setting(DEFAULT_BATCH, f"points proposed and evaluated together (default: {DEFAULT_BATCH})", valid=_COUNT)
+    workers: int = _setting(1, "evaluation workers; more than one runs on Ray (default: 1)", valid=_COUNT)
+    seed: int = _setting(0, "seed of the strategy and the rendering (default: 0)",
+                         valid=[Interval(int, 0, SEED_MAX)])
+    out: str | os.PathLike[str] = _setting("runs/campaign", "campaign directory (default: runs/campaign)", valid=[PATH])
+    alpha: float | None = _setting(None, "weight of the diversity term, eq. (4) (bo only; default: 0.6)",
+                                   valid=[None, Interval(float, 0.0, 1.0)])
+    vary: Sequence[str] | None = _setting(None, "comma-separated parameters to search (default: all)", valid=[None, NAMES])
+    fix: Mapping[str, Any] = _setting(dict, "hold a parameter at a value (repeatable)", metavar="NAME=VALUE", valid=[TABLE])
+    executor: str | None = _setting(None, "local or ray (default: ray when --workers > 1)", choices=EXECUTORS,
+                                   valid=[None, Options(EXECUTORS)])
+    ray_address: str | None = _setting(None, "join a running Ray cluster (e.g. auto, or ray://host:10001)", valid=[None, NAME])
+    generator_options: Mapping[str, Any] = _setting(dict, "a generator option (repeatable)", "--generator-option", metavar="KEY=VALUE",
+                                                     valid=[TABLE])
+    target_options: Mapping[str, Any] = _setting(dict, "a target option (repeatable)", "--option", metavar="KEY=VALUE", valid=[TABLE])
     strategy_options: Mapping[str, Any] = _setting(dict, "a strategy option (repeatable); TABLE.KEY=VALUE sets a key of a table option, "
-                                                    "e.g. ablation.probe=true", "--strategy-option", metavar="KEY=VALUE")
-    truth_column: str | None = _setting(None, "classify targets: the truth column their label is judged against")
-    cut: float | None = _setting(None, "classify targets: truth >= cut is the second label")
-    margin: float = _setting(0.1, "classify targets: truth this close to the cut is ambiguous (default: 0.1)")
-    loss: str = _setting("zero-one", "classify targets: 0/1 or 1 - p(true label)", choices=LOSSES)
-    cube: str = _setting("prior", "search prior quantiles (default) or the raw parameter box", choices=CUBES)
+                                                    "e.g. ablation.probe=true", "--strategy-option", metavar="KEY=VALUE", valid=[TABLE])
+    truth_column: str | None = _setting(None, "classify targets: the truth column their label is judged against",
+                                          valid=[None, STRING])
+    cut: float | None = _setting(None, "classify targets: truth >= cut is the second label", valid=[None, Interval(float)])
+    margin: float = _setting(0.1, "classify targets: truth this close to the cut is ambiguous (default: 0.1)",
+                             valid=[Interval(float, 0.0, 0.5, open_high=True)])
+    loss: str = _setting("zero-one", "classify targets: 0/1 or 1 - p(true label)", choices=LOSSES, valid=[Options(LOSSES)])
+    cube: str = _setting("prior", "search prior quantiles (default) or the raw parameter box", choices=CUBES, valid=[Options(CUBES)])
     audit: float = _setting(0.0, "fraction of the budget drawn uniformly at random beside the search, for unbiased "
-                                 "error rates (default: 0)", metavar="F")
+                                 "error rates (default: 0)", metavar="F",
+                           valid=[Interval(float, 0.0, 1.0, open_high=True)])
     retries: int = _setting(1, "on --resume, evaluate again each trial that ended in a target error (timeout, HTTP 5xx, bad "
-                               "JSON), at most this many times (default: 1; 0: never)", metavar="N")
+                               "JSON), at most this many times (default: 1; 0: never)", metavar="N", valid=[Interval(int, 0)])
 
     def __post_init__(self) -> None:
         owner = type(self).__name__
-        for name in ("generator", "target", "strategy", "out"):
-            if not isinstance(getattr(self, name), str) or not getattr(self, name):
-                raise ParameterError(f"The {name!r} option of {owner} must be a name (a non-empty string). Got {getattr(self, name)!r} instead.")
-        for name in ("truth_column", "ray_address"):
-            if getattr(self, name) is not None and not isinstance(getattr(self, name), str):
-                raise ParameterError(f"The {name!r} option of {owner} must be a string. Got {getattr(self, name)!r} instead.")
-        for name in ("budget", "batch", "workers"):
-            check_int(name, getattr(self, name), 1, owner=owner)
-        check_int("seed", self.seed, 0, owner=owner)
-        check_int("retries", self.retries, 0, owner=owner)
-        if self.alpha is not None:
-            check_number("alpha", self.alpha, 0.0, 1.0, owner=owner)
-            if "alpha" not in STRATEGIES.options(self.strategy):
-                raise ParameterError(f"alpha (the diversity weight of eq. (4) of McDuff et al.) is an option of the 'bo' strategy, and this "
-                                     f"campaign's strategy is {self.strategy!r} (the default is {DEFAULT_STRATEGY!r}): add --strategy bo, or leave alpha out.")
-        check_number("audit", self.audit, 0.0, 1.0, open_high=True, owner=owner)
-        if self.executor is not None:
-            check_choice("executor", self.executor, EXECUTORS, owner=owner)
-        check_choice("cube", self.cube, CUBES, owner=owner)
-        for name in ("fix", "generator_options", "target_options", "strategy_options"):
-            value = getattr(self, name)
-            if not isinstance(value, Mapping):
-                raise ParameterError(f"The {name!r} option of {owner} must be a table of NAME = VALUE. Got {value!r} instead.")
-            object.__setattr__(self, name, dict(value))
+        given = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
+        for name, value in check_params(given, {f.name: f.metadata["valid"] for f in dataclasses.fields(self)}, owner=owner).items():
+            object.__setattr__(self, name, value)  # cleaned: a path as a str, names as a tuple, tables as dicts
+        if self.alpha is not None and "alpha" not in STRATEGIES.options(self.strategy):
+            raise ParameterError(f"alpha (the diversity weight of eq. (4) of McDuff et al.) is an option of the 'bo' strategy, and this "
+                                 f"campaign's strategy is {self.strategy!r} (the default is {DEFAULT_STRATEGY!r}): add --strategy bo, or leave alpha out.")
+        if self.executor == "local" and self.workers != 1:
+            raise ParameterError(f"The local executor runs one worker. Got workers={self.workers} instead: use executor "
+                                 "'ray' (--executor ray) for more, or workers=1.")
+        if self.executor == "local" and self.ray_address is not None:
+            raise ParameterError(f"ray_address is where the ray executor runs, and executor is 'local'. Got ray_address="
+                                 f"{self.ray_address!r} instead: use executor 'ray', or leave ray_address out.")
         object.__setattr__(self, "strategy_options", upgrade_options(self.strategy, self.strategy_options))  # options that moved since
         headers = self.target_options.get("headers")
         if isinstance(headers, Mapping):
@@ -155,13 +155,6 @@ class CampaignConfig:
                     raise ParameterError(f"The header {name!r} in target_options holds a literal value, which the campaign would "
                                          "store in plain text in campaign.sqlite. Put it in an environment variable and write "
                                          "'env:NAME' (or 'Bearer env:NAME').")
-        if isinstance(self.vary, str):
-            object.__setattr__(self, "vary", tuple(v.strip() for v in self.vary.split(",") if v.strip()))
-        elif self.vary is not None:
-            if not isinstance(self.vary, (list, tuple)) or not all(isinstance(v, str) for v in self.vary):
-                raise ParameterError(f"The 'vary' option of {owner} must be parameter names, a list or comma-separated. "
-                                     f"Got {self.vary!r} instead.")
-            object.__setattr__(self, "vary", tuple(self.vary))
         self.spec()  # checks loss and margin
 
     @classmethod
@@ -184,7 +177,12 @@ class CampaignConfig:
             store.close()
         if config is None:
             raise ParameterError(f"The campaign at {path} has no configuration stored.")
-        return cls(**{**cls.with_defaults(config), "out": str(path)})
+        settings = {**cls.with_defaults(config), "out": str(path)}
+        unknown = sorted(set(settings) - set(cls.keys()))
+        if unknown:
+            raise ParameterError(f"The campaign at {path} stores settings this version does not know ({', '.join(unknown)}); "
+                                 f"`searcher doctor {path}` says what can be saved.")
+        return cls(**settings)
 
     @classmethod
     def with_defaults(cls, stored: Mapping[str, Any]) -> dict[str, Any]:

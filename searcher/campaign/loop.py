@@ -34,7 +34,7 @@ import numpy as np
 from tqdm import tqdm
 
 from searcher.campaign.config import CampaignConfig, search_space
-from searcher.campaign.executors import make_executor
+from searcher.campaign.executors import LocalExecutor, RayExecutor, make_executor
 from searcher.campaign.result import CampaignResult
 from searcher.campaign.store import DirectoryLock, Store
 from searcher.errors import ParameterError
@@ -43,7 +43,7 @@ from searcher.space import Continuous, Space
 from searcher.strategies import Strategy, make_strategy
 from targets.base import CAP_REACHED, SpendingTarget
 
-__all__ = ["Campaign", "SetUp", "audited", "run", "run_or_resume", "set_up"]
+__all__ = ["Campaign", "SetUp", "audited", "dry_prediction", "run", "run_or_resume", "set_up"]
 
 _AUDIT_STREAM = 0xA0D17  # keys the audit sample's draws apart from the strategies'
 
@@ -79,19 +79,27 @@ class _Loop:
         objective = setup.objective
         target = objective.target
         self.cap_options: tuple[str, ...] = tuple(target.cap_options) if isinstance(target, SpendingTarget) else ()
+        out = Path(c.out)
+        if not resume and not (out / "campaign.sqlite").exists():
+            dry_prediction(setup, c)  # a target that cannot answer one image refuses the campaign before it is written
+        self._new = [p for p in (out / "campaign.lock", out / "images", out) if not p.exists()]  # what a refusal removes
+        self.fresh = False  # this run writes the campaign's first configuration: nothing else is stored yet
+        self.store: Store | None = None
+        self.executor: LocalExecutor | RayExecutor | None = None
+        self._unsaved = False  # an evaluation is under way whose spending is not stored yet
         self.lock = DirectoryLock(c.out)  # one process per campaign directory, taken only once the config is sound
         self.lock.acquire()
         try:
+            self.executor = make_executor(c.executor, c.spec(), c.workers, c.ray_address, objective=objective)  # before the store
             self.store = Store(c.out)
+            self.fresh = self.store.config is None
             self._check_stored(resume)
             spent = self.store.spending if resume else None
-            self.executor = make_executor(c.executor, c.spec(), c.workers, c.ray_address, objective=objective)
             if spent is not None:
                 self.executor.restore_spending(spent)  # before the first request: the cap counts what earlier runs sent
         except BaseException:
-            self.lock.release()
+            self.close()
             raise
-        self._unsaved = False  # an evaluation is under way whose spending is not stored yet
 
     def _check_stored(self, resume: bool) -> None:
         c, stored = self.campaign, self.store.config
@@ -161,7 +169,11 @@ class _Loop:
             searched = size - audited(self.campaign, step, size)
             trials = self.store.step_trials(step)
             self.strategy.tell(np.stack([trials[i][0] for i in range(searched)]), _losses(trials, searched))
-            self.strategy.restore(state)
+            try:
+                self.strategy.restore(state)
+            except (KeyError, TypeError, ValueError) as exc:
+                raise ParameterError(f"The stored state of batch {step} of {self.campaign.out} does not restore ({exc}); "
+                                     f"`searcher doctor {self.campaign.out}` says what can be saved.") from None
             done += size
         return done, len(self.store.steps())
 
@@ -209,15 +221,46 @@ class _Loop:
         self.store.finish_step(step, len(X), self.strategy.state(), composite)
 
     def close(self) -> None:
+        """Stores what was spent, stops the executor and lets the directory go; a campaign refused or
+        stopped before it stored anything (no trial, no spending) is removed, so the same command,
+        corrected, starts it afresh."""
         try:
-            if self._unsaved:  # stopped while evaluating (Ctrl-C, an error): what was sent counts on resume
+            if self._unsaved and self.store is not None:  # stopped while evaluating (Ctrl-C, an error): what was sent counts on resume
                 with self.store.transaction():
                     self._save_spending()
         except Exception:  # noqa: BLE001 - the executor itself failed (a lost Ray actor): nothing more to learn from it
             pass
         finally:
-            self.executor.close()
-            self.lock.release()
+            try:
+                if self.executor is not None:
+                    self.executor.close()
+            finally:
+                if self.fresh and self.store is not None and not self.store.step_trials(0) and self.store.spending is None:
+                    self._discard()
+                self.lock.release()
+                for path in self._new if self.store is None else ():
+                    _remove(path)
+
+    def _discard(self) -> None:
+        """Removes the store of a campaign that holds nothing (and the lock file, image folder and
+        directory when this run made them); `self.store` becomes None."""
+        self.store.close()
+        for suffix in ("", "-wal", "-shm", "-journal"):
+            _remove(self.store.path.with_name(self.store.path.name + suffix))
+        self.store = None
+
+
+def _remove(path: Path) -> None:
+    """Removes the file, the folder of empty folders, or the empty directory `path`, if it is there."""
+    try:
+        if path.is_dir() and not path.is_symlink():
+            for folder in sorted((p for p in path.rglob("*") if p.is_dir()), reverse=True):
+                folder.rmdir()
+            path.rmdir()
+        else:
+            path.unlink(missing_ok=True)
+    except OSError:  # not empty (something else was put there) or already gone: left as it is
+        pass
 
 
 @dataclass(frozen=True)
@@ -255,6 +298,31 @@ def set_up(campaign: CampaignConfig) -> SetUp:
         unjudged = unjudged_band(objective.judge, space, shown, truth)
     strategy = make_strategy(c.strategy, space, seed=c.seed, budget=c.budget, unjudged=unjudged, **options)
     return SetUp(space, held, objective, strategy)
+
+
+def dry_prediction(setup: SetUp, campaign: CampaignConfig) -> None:
+    """Renders one image (the held values, the defaults elsewhere) and asks the target about it,
+    before a new campaign writes anything: a target that raises on it (an option it cannot use, a
+    model it cannot load) would raise on every trial. An answer that is an error for this image
+    alone (a flaky service) is no refusal. A target that keeps count of what it spends
+    (`SpendingTarget`, e.g. a paid API) is not asked: its request would be paid outside the count
+    the store keeps, and its cap must count every request; its first batch is its check.
+
+    Raises:
+        ParameterError: the target raised, named with its error; nothing was written.
+    """
+    objective = setup.objective
+    if isinstance(objective.target, SpendingTarget):
+        return
+    shown = {**objective.generator.space.defaults(), **setup.held}
+    images = objective.generator.generate([shown], seed=campaign.seed).images
+    try:
+        objective.target.predict(images)
+    except Exception as exc:  # noqa: BLE001 - whatever the target raises refuses the campaign, in one line
+        reason = (f"{type(exc).__name__}: {exc}".strip().splitlines() or [type(exc).__name__])[0][:300]
+        raise ParameterError(f"The target {campaign.target!r} fails on its first image ({reason}), so the campaign was not "
+                             f"started and nothing was written to {campaign.out}. Check the target's options (--option; "
+                             f"now {campaign.target_options or 'none'}).") from None
 
 
 def unjudged_band(judge: Judge, space: Space, shown: Mapping[str, Any], truth: Mapping[str, Any]) -> tuple[int, float, float] | None:
@@ -321,25 +389,27 @@ def run(campaign: CampaignConfig, progress: bool = True, resume: bool = False, d
     """Runs (or, with `resume`, continues) `campaign` until its budget is spent; `desc` labels
     the progress bar (default "STRATEGY vs TARGET"), which shows evaluations and failures."""
     loop = _Loop(campaign, resume)
-    retried = loop.retry_errors() if resume else (0, 0)
-    done, step = loop.replay()
-    failures = int(loop.store.trials()["failure"].eq(True).sum()) if done else 0
-    bar = tqdm(total=campaign.budget, initial=done, disable=not progress, unit="eval",
-               desc=desc or f"{campaign.strategy} vs {campaign.target}")
-    bar.set_postfix(failures=failures)
-    start = time.perf_counter()
     try:
-        while done < campaign.budget:
-            X, audit = loop.propose(step, min(campaign.batch, campaign.budget - done))
-            failures += loop.evaluate(step, X, audit)
-            loop.finish(step, X, audit)
-            done += len(X)
-            step += 1
-            bar.update(len(X))
-            bar.set_postfix(failures=failures)
+        retried = loop.retry_errors() if resume else (0, 0)
+        done, step = loop.replay()
+        failures = int(loop.store.trials()["failure"].eq(True).sum()) if done else 0
+        bar = tqdm(total=campaign.budget, initial=done, disable=not progress, unit="eval",
+                   desc=desc or f"{campaign.strategy} vs {campaign.target}")
+        bar.set_postfix(failures=failures)
+        start = time.perf_counter()
+        try:
+            while done < campaign.budget:
+                X, audit = loop.propose(step, min(campaign.batch, campaign.budget - done))
+                failures += loop.evaluate(step, X, audit)
+                loop.finish(step, X, audit)
+                done += len(X)
+                step += 1
+                bar.update(len(X))
+                bar.set_postfix(failures=failures)
+        finally:
+            bar.close()
     finally:
-        bar.close()
-        loop.close()
+        loop.close()  # a new campaign that stored nothing is removed here
     result = CampaignResult(Path(campaign.out), loop.store.trials(), loop.store.config or {}, time.perf_counter() - start, retried)
     loop.store.close()
     return result

@@ -11,6 +11,7 @@ import pandas as pd
 from searcher.campaign.store import Store
 from searcher.errors import ParameterError
 from searcher.objective import FAILURE
+from searcher.validation import checked
 
 if TYPE_CHECKING:
     from generators.base import Vocabulary
@@ -63,13 +64,14 @@ class CampaignResult:
         return "\n".join(lines)
 
 
+@checked("load_campaign")
 def load_campaign(directory: str | Path) -> CampaignResult:
     """A stored campaign: `.trials` is a DataFrame with `loss`, `error`, `x` (the unit-cube point),
     `params`, `truth`, `label`, `image` (content hash) and one `param.NAME` column per parameter."""
     path = Path(directory)
     if not (path / "campaign.sqlite").is_file():
         raise ParameterError(f"No campaign at {path} (campaign.sqlite is missing).")
-    store = Store(path)
+    store = Store(path, readonly=True)
     try:
         return CampaignResult(path, store.trials(), store.config or {})
     finally:

@@ -12,10 +12,16 @@ state after `tell`) once the whole batch is in, so a campaign killed at any mome
 included — loses at most the evaluations in flight, a resumed campaign reuses every trial already
 stored, and its target's spending cap counts every request whose trial was stored.
 PNGs are written to a temporary name and renamed, so a file is whole or absent.
+
+Commands that only read (report, gallery, analyze, export, compare, doctor) open the store with
+`Store(DIR, readonly=True)` (`connect_read_only`): they change nothing, and read an archive whose
+directory is read-only. Such a directory's campaign cannot be resumed in place; the message says
+to copy it. A store written by `searcher doctor --salvage` is marked so and is read, never resumed.
 """
 
 from __future__ import annotations
 
+import errno
 import fcntl
 import hashlib
 import io
@@ -23,7 +29,7 @@ import json
 import os
 import sqlite3
 import tempfile
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -35,7 +41,8 @@ from PIL import Image
 from searcher.errors import ParameterError
 from searcher.objective import Outcome
 
-__all__ = ["SCHEMA_VERSION", "DirectoryLock", "Store", "encode_png", "image_file"]
+__all__ = ["SCHEMA_VERSION", "TRIAL_COLUMNS", "DirectoryLock", "Store", "connect_read_only", "encode_png", "image_file",
+           "read_only_uri"]
 
 SCHEMA_VERSION = 2
 
@@ -52,6 +59,62 @@ CREATE TABLE IF NOT EXISTS steps (step INTEGER PRIMARY KEY, size INTEGER NOT NUL
 
 
 _ADDED_COLUMNS = (("composite", "REAL"), ("source", "TEXT"), ("attempts", "INTEGER"))  # (name, type) added after schema version 1
+#: the columns of the trials table, in order
+TRIAL_COLUMNS = ("step", "idx", "params", "x", "loss", "failure", "label", "score", "boxes", "truth", "image", "error",
+                 "excluded", "worker", "seconds", "created", "composite", "source", "attempts")
+_TABLES = ("meta", "trials", "steps")
+
+
+def read_only_uri(path: str | os.PathLike, immutable: bool = False) -> str:
+    """The SQLite URI that opens exactly the file `path` read-only: its absolute path percent-encoded
+    (`Path.as_uri`), so `%41`, `?` or `#` in a directory name stay part of the name. `immutable`
+    also tells SQLite that nothing changes the file, so it needs no `-shm` file beside it (a
+    read-only directory); only safe when no `-wal` file holds trials not yet merged into it."""
+    return f"{Path(path).absolute().as_uri()}?mode=ro{'&immutable=1' if immutable else ''}"
+
+
+def connect_read_only(path: str | os.PathLike, timeout: float = 5.0) -> sqlite3.Connection:
+    """A connection that reads the SQLite file `path` and cannot write it.
+
+    SQLite reads a WAL store through a `-shm` file it creates beside it. In a directory that is not
+    writable it cannot, so a store with nothing left in its `-wal` file is opened `immutable`;
+    one whose `-wal` still holds trials (a campaign killed, then archived) and has no `-shm` is a
+    ParameterError saying to copy it. A file that is not an SQLite database raises
+    `sqlite3.DatabaseError`.
+    """
+    path = Path(path)
+    db = sqlite3.connect(read_only_uri(path), uri=True, timeout=timeout, isolation_level=None, check_same_thread=False)
+    try:
+        db.execute("SELECT COUNT(*) FROM sqlite_master").fetchone()
+        return db
+    except sqlite3.OperationalError:
+        db.close()
+        if os.access(path.parent, os.W_OK):
+            raise
+    wal = path.with_name(f"{path.name}-wal")
+    if wal.is_file() and wal.stat().st_size > 0:
+        raise ParameterError(f"{path.parent} is read-only and the last trials of {path} are still in {wal.name}, which SQLite "
+                             f"reads only with a {path.name}-shm file it cannot create there. Copy the directory elsewhere "
+                             f"(`cp -r {path.parent} COPY`) and read the copy.")
+    db = sqlite3.connect(read_only_uri(path, immutable=True), uri=True, timeout=timeout, isolation_level=None,
+                         check_same_thread=False)
+    try:
+        db.execute("SELECT COUNT(*) FROM sqlite_master").fetchone()
+    except sqlite3.DatabaseError:
+        db.close()
+        raise
+    return db
+
+
+def read_only_message(directory: Path) -> str:
+    """What to do with a campaign whose directory (or store file) cannot be written."""
+    return (f"{directory} is read-only, so its campaign cannot be resumed there. Copy it elsewhere and resume the copy "
+            f"(`cp -r {directory} COPY && searcher hunt --resume COPY`); report, analyze, gallery, export and doctor read it as it is.")
+
+
+def _writable(directory: Path, path: Path) -> bool:
+    """Whether this process may write the store `path` in `directory` (and SQLite its -wal and -shm files)."""
+    return os.access(directory, os.W_OK) and (not path.exists() or os.access(path, os.W_OK))
 
 
 def _json(value: Any) -> str:
@@ -67,11 +130,18 @@ def _plain(value: Any) -> Any:
 
 
 class Store:
-    """The SQLite record of one campaign directory (created if missing)."""
+    """The SQLite record of one campaign directory: created if missing, or, with `readonly`, read
+    as it is (nothing created, upgraded or written; a directory that is read-only is fine)."""
 
-    def __init__(self, directory: str | os.PathLike) -> None:
+    def __init__(self, directory: str | os.PathLike, readonly: bool = False) -> None:
         self.dir = Path(directory)
         self.path = self.dir / "campaign.sqlite"
+        self.readonly = readonly
+        if readonly:
+            self._db = self._open_read_only()
+            return
+        if self.path.is_file() and not _writable(self.dir, self.path):
+            raise ParameterError(read_only_message(self.dir))
         try:
             (self.dir / "images").mkdir(parents=True, exist_ok=True)
             self._db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
@@ -82,6 +152,12 @@ class Store:
             self._db.execute("PRAGMA journal_mode=WAL")
             self._db.execute("PRAGMA synchronous=NORMAL")
             self._db.executescript(_SCHEMA)
+            salvaged = self._db.execute("SELECT value FROM meta WHERE key = 'salvaged'").fetchone()
+            if salvaged is not None:
+                self._db.close()
+                raise ParameterError(f"{self.dir} was salvaged from {salvaged[0]} by `searcher doctor --salvage`: report, analyze "
+                                     "and export read it, but it is not resumed (its strategy's history is incomplete). "
+                                     "Start a new campaign with `searcher hunt` into another --out.")
             have = {row[1] for row in self._db.execute("PRAGMA table_info(trials)")}
             for column, kind in _ADDED_COLUMNS:  # stores written before a column existed
                 if column not in have:
@@ -89,8 +165,26 @@ class Store:
             self._db.execute("INSERT OR IGNORE INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
         except sqlite3.DatabaseError as exc:
             self._db.close()
+            if not _writable(self.dir, self.path):
+                raise ParameterError(read_only_message(self.dir)) from None
             raise ParameterError(f"{self.path} is damaged or not a campaign store ({exc}). Move it aside and run the "
                                  "campaign again; its images under images/ are intact.") from None
+
+    def _open_read_only(self) -> sqlite3.Connection:
+        """The read-only connection; a missing, damaged or foreign file is a ParameterError naming it."""
+        if not self.path.is_file():
+            raise ParameterError(f"No campaign at {self.dir} (campaign.sqlite is missing).")
+        try:
+            db = connect_read_only(self.path)
+        except sqlite3.DatabaseError as exc:
+            raise ParameterError(f"{self.path} is damaged or not a campaign store ({exc}). `searcher doctor {self.dir}` "
+                                 "says which trials can be saved; its images under images/ are intact.") from None
+        tables = {name for (name,) in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+        if missing := [t for t in _TABLES if t not in tables]:
+            db.close()
+            raise ParameterError(f"{self.path} is not a campaign store (it has no {' or '.join(missing)} table). "
+                                 "Give the directory of a campaign `searcher hunt` wrote.")
+        return db
 
     def close(self) -> None:
         self._db.close()
@@ -99,8 +193,19 @@ class Store:
 
     @property
     def config(self) -> dict[str, Any] | None:
+        """The stored configuration (None when none is stored yet); one that does not parse as a JSON
+        object is a ParameterError naming the store."""
         row = self._db.execute("SELECT value FROM meta WHERE key = 'config'").fetchone()
-        return json.loads(row[0]) if row else None
+        if row is None:
+            return None
+        try:
+            config = json.loads(row[0])
+        except (TypeError, ValueError):
+            config = None
+        if not isinstance(config, dict):
+            raise ParameterError(f"{self.path} holds a configuration that does not parse ({str(row[0])[:80]!r}). "
+                                 f"`searcher doctor {self.dir}` says which trials can be saved, and how.")
+        return config
 
     def save_config(self, config: dict[str, Any]) -> None:
         self._db.execute("INSERT OR REPLACE INTO meta VALUES ('config', ?)", (_json(config),))
@@ -166,9 +271,19 @@ class Store:
             self._db.execute("INSERT OR REPLACE INTO steps VALUES (?, ?, ?, julianday('now'))", (step, size, _json(state)))
 
     def steps(self) -> list[tuple[int, int, dict[str, Any]]]:
-        """Completed batches, in order: (step, size, strategy state)."""
-        rows = self._db.execute("SELECT step, size, state FROM steps ORDER BY step").fetchall()
-        return [(s, n, json.loads(state)) for s, n, state in rows]
+        """Completed batches, in order: (step, size, strategy state); a state that does not parse as
+        a JSON object is a ParameterError naming its step (a resume cannot rebuild the strategy)."""
+        out = []
+        for s, n, text in self._db.execute("SELECT step, size, state FROM steps ORDER BY step").fetchall():
+            try:
+                state = json.loads(text)
+            except (TypeError, ValueError):
+                state = None
+            if not isinstance(state, dict):
+                raise ParameterError(f"{self.path} holds a strategy state of step {s} that does not parse ({str(text)[:80]!r}), "
+                                     f"so the campaign cannot be resumed. `searcher doctor {self.dir}` says which trials can be saved, and how.")
+            out.append((s, n, state))
+        return out
 
     def step_trials(self, step: int) -> dict[int, tuple[np.ndarray, float | None]]:
         """idx -> (unit-cube point, loss) of the trials stored for one batch."""
@@ -178,6 +293,9 @@ class Store:
     def trials(self) -> pd.DataFrame:
         """Every trial, one row each, in evaluation order: params and truth as columns too."""
         df = pd.read_sql_query("SELECT * FROM trials ORDER BY step, idx", self._db)
+        for column, _ in _ADDED_COLUMNS:  # a store from before the column, read without upgrading it
+            if column not in df:
+                df[column] = None
         if df.empty:
             return df
         for col in ("params", "x", "boxes", "truth"):
@@ -186,6 +304,17 @@ class Store:
         df["failure"] = df["failure"].map(lambda v: None if pd.isna(v) else bool(v)).astype(object)
         params = pd.DataFrame(df["params"].tolist(), index=df.index)
         return pd.concat([df, params.add_prefix("param.")], axis=1)
+
+    def put_salvaged(self, source: Path, trials: Iterable[Mapping[str, Any]], steps: Iterable[tuple[int, int, str, float]],
+                     meta: Mapping[str, str]) -> None:
+        """Writes rows read from the store in `source` as they were (`searcher doctor --salvage`), in
+        one transaction, and marks this store salvaged: it is read from now on, never resumed."""
+        with self.transaction():
+            self._db.executemany(f"INSERT INTO trials ({', '.join(TRIAL_COLUMNS)}) VALUES ({', '.join('?' * len(TRIAL_COLUMNS))})",
+                                 [tuple(row.get(c) for c in TRIAL_COLUMNS) for row in trials])
+            self._db.executemany("INSERT INTO steps VALUES (?, ?, ?, ?)", steps)
+            self._db.executemany("INSERT OR REPLACE INTO meta VALUES (?, ?)", list(meta.items()))
+            self._db.execute("INSERT OR REPLACE INTO meta VALUES ('salvaged', ?)", (str(source),))
 
     def image_path(self, digest: str) -> Path:
         return image_file(self.dir, digest)
@@ -243,6 +372,8 @@ class DirectoryLock:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
         except OSError as exc:
+            if exc.errno in (errno.EACCES, errno.EPERM, errno.EROFS) and (self.path.parent / "campaign.sqlite").is_file():
+                raise ParameterError(read_only_message(self.path.parent)) from None
             raise ParameterError(f"Cannot write a campaign to {self.path.parent}: {exc.strerror or exc}. "
                                  "Choose another --out.") from None
         try:

@@ -12,6 +12,7 @@
     searcher verify -n 100 --out runs/verify
     searcher validate-generator faces-cvae -n 200 --out runs/validate
     searcher gallery runs/bo
+    searcher explain runs/bo                        each failure mode in words: runs/bo/explain.json
     searcher annotate runs/transects --attributes skin_tone,fakeness --annotator alice
     searcher doctor runs/bo                         what state a campaign directory is in
     searcher export runs/bo --out hard --max 200 --spread --control random
@@ -58,6 +59,7 @@ COMMANDS: dict[str, str] = {
     "validate-generator": "validate_generator",
     "analyze": "analyze",
     "gallery": "gallery",
+    "explain": "explain",
     "annotate": "annotate",
     "doctor": "doctor",
     "export": "export",

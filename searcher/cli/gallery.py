@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from searcher.errors import ParameterError
 from searcher.outputs import check_output_file
 from searcher.validation import check_int
 
@@ -28,6 +29,9 @@ def run(args: argparse.Namespace) -> int:
         print(f"{args.campaign}: no failures to show")
         return 0
     out = check_output_file(out)  # again: it may have changed while the gallery was drawn
-    sheet.save(out)
+    try:
+        sheet.save(out)
+    except OSError as exc:  # a read-only campaign directory, a full disk
+        raise ParameterError(f"Cannot write the gallery to {out}: {exc.strerror or exc}. Choose another --out.") from None
     print(f"failure gallery -> {out}")
     return 0

@@ -34,8 +34,11 @@ _HINTS = typing.get_type_hints(Campaign)
 
 
 def resume_hint(args: argparse.Namespace) -> str:
-    """What to type after Ctrl-C."""
-    return f"Every finished trial is stored; `searcher hunt --resume {args.resume or args.out or Campaign().out}` continues."
+    """What to type after Ctrl-C (a new campaign stopped before its first trial was stored is removed)."""
+    out = args.resume or args.out or Campaign().out
+    if not (Path(out) / "campaign.sqlite").exists():
+        return "Nothing was stored; the same command starts the campaign again."
+    return f"Every finished trial is stored; `searcher hunt --resume {out}` continues."
 
 
 def _kind(f: dataclasses.Field) -> str:

@@ -15,7 +15,7 @@ from searcher.errors import ParameterError
 from searcher.space import farthest_points
 from searcher.validation import check_choice, check_int, check_number
 
-__all__ = ["SELECTIONS", "near_boundary", "quotas", "select", "spread_over_modes", "weights"]
+__all__ = ["SELECTIONS", "balance_labels", "exportable", "near_boundary", "quotas", "select", "spread_over_modes", "weights"]
 
 SELECTIONS = ("failures", "all", "near-boundary")
 
@@ -48,8 +48,7 @@ def select(rows: pd.DataFrame, task: str, selection: str = "failures", limit: in
         check_int("--max", limit, 1)
     if rows.empty:
         raise ParameterError("Nothing to export: the source holds no evaluations.")
-    judged = rows[rows["loss"].notna() & rows["error"].isna() & rows["excluded"].isna() & rows["true_label"].notna()]
-    judged = judged[~judged["id"].duplicated() & ~judged["image"].astype(str).duplicated()]
+    judged = exportable(rows)
     if judged.empty:
         raise ParameterError(f"Nothing to export: none of the {len(rows)} evaluations has a judgement "
                              f"({int(rows['error'].notna().sum())} target errors, {int(rows['excluded'].notna().sum())} excluded).")
@@ -70,6 +69,46 @@ def select(rows: pd.DataFrame, task: str, selection: str = "failures", limit: in
     if limit is not None and len(chosen) > limit:
         chosen = chosen.iloc[spread_over_modes(chosen, limit) if spread else np.arange(limit)]
     return chosen.assign(weight=weights(chosen))
+
+
+def exportable(rows: pd.DataFrame) -> pd.DataFrame:
+    """The rows that may be exported: judged (a loss, no target error, not excluded, a right label),
+    each image once."""
+    judged = rows[rows["loss"].notna() & rows["error"].isna() & rows["excluded"].isna() & rows["true_label"].notna()]
+    return judged[~judged["id"].duplicated() & ~judged["image"].astype(str).duplicated()]
+
+
+def balance_labels(chosen: pd.DataFrame, rows: pd.DataFrame) -> pd.DataFrame:
+    """`chosen` (a selection of `rows`) with images of its under-represented labels added from
+    `rows` itself, so that every label present in `rows` has as many images as the commonest.
+
+    The rule, for each short label: anchors are the commonest label's images of `chosen`, spread
+    over their failure modes (`spread_over_modes`, as many as are missing); each anchor in turn takes
+    the nearest image of the short label in the searched cube (`x`) that is judged and not yet in
+    the set, without replacement. So the added images lie where the failures are, in the same
+    modes, and come from the campaign's own trials (passes, or failures beyond `--max`). When the
+    campaign holds too few, every one it holds is added and the set stays short of balance.
+    Weights are computed again over the whole set (added passes weigh 1).
+    """
+    pool = exportable(rows)
+    pool = pool[~pool["id"].isin(chosen["id"])]
+    counts = chosen["true_label"].astype(str).value_counts()
+    major = counts.index[0]
+    anchors = chosen[chosen["true_label"].astype(str) == major]
+    added = []
+    for label in sorted(set(pool["true_label"].astype(str)) | set(counts.index)):
+        missing = int(counts.iloc[0] - counts.get(label, 0))
+        candidates = pool[pool["true_label"].astype(str) == label]
+        if missing <= 0 or candidates.empty:
+            continue
+        picked = anchors.iloc[spread_over_modes(anchors, missing)] if missing < len(anchors) else anchors
+        A, C = np.stack(picked["x"].to_numpy()), np.stack(candidates["x"].to_numpy())
+        free = np.ones(len(C), bool)
+        for a in A[: min(missing, len(C))]:
+            free[int(np.argmin(np.where(free, ((C - a) ** 2).sum(axis=1), np.inf)))] = False
+        added.append(candidates[~free])
+    out = pd.concat([chosen, *added]) if added else chosen
+    return out.assign(weight=weights(out))
 
 
 def quotas(sizes: np.ndarray, limit: int) -> np.ndarray:

@@ -33,9 +33,10 @@ class Source:
     """The images an export can draw from, one row each.
 
     `rows` columns: `id` (unique file stem), `campaign`, `trial`, `strategy`, `source` (search,
-    audit or transect), `prediction`, `score`, `loss`, `failure`, `mode` (failure mode, -1 for
-    none), `x` (the point searched, one-hot blocks weighted as `Cube.weighted` does, for spreading),
-    `true_label`, `error`, `excluded`, and one `param.NAME` and `truth.NAME` column per parameter and truth column.
+    audit or transect), `prediction`, `score`, `boxes` (a detect target's `(x0, y0, x1, y1)` pixel
+    boxes), `loss`, `failure`, `mode` (failure mode, -1 for none), `x` (the point searched, one-hot
+    blocks weighted as `Cube.weighted` does, for spreading), `true_label`, `error`, `excluded`, and
+    one `param.NAME` and `truth.NAME` column per parameter and truth column.
     """
 
     kind: str
@@ -101,7 +102,9 @@ def _expand(frame: pd.DataFrame, column: str) -> pd.DataFrame:
 
 def _campaigns(path: Path, kind: str, dirs: Sequence[Path]) -> Source:
     results = [load_campaign(d) for d in dirs]
-    config = CampaignConfig.from_dir(dirs[0])
+    if not results[0].config:
+        raise ParameterError(f"The campaign at {dirs[0]} has no configuration stored, so its generator's space is unknown; it cannot be exported.")
+    config = CampaignConfig(**{**CampaignConfig.with_defaults(results[0].config), "out": str(dirs[0])})  # from_dir opens the store to resume it
     objective = config.spec().build()
     space, held = search_space(objective.generator.space, config.vary, config.fix, config.cube)
     parts = []
@@ -117,7 +120,7 @@ def _campaigns(path: Path, kind: str, dirs: Sequence[Path]) -> Source:
             "trial": [f"{s}-{i}" for s, i in zip(t["step"], t["idx"])],
             "strategy": result.config.get("strategy", ""),
             "source": t["source"].fillna("search"),
-            "prediction": t["label"], "score": t["score"], "loss": t["loss"],
+            "prediction": t["label"], "score": t["score"], "boxes": t["boxes"], "loss": t["loss"],
             "failure": t["loss"] >= FAILURE, "mode": mode,
             "x": list(space.cube.weighted(np.array(t["x"].tolist(), float))),
             "image": t["image"], "error": t["error"], "excluded": t["excluded"],
@@ -159,7 +162,8 @@ def _transects(path: Path) -> Source:
         "id": [f"{path.name}-t{t:04d}-{i}" for t, i in zip(table["transect"], table["image"])],
         "campaign": path.name, "trial": [f"t{t}-{i}" for t, i in zip(table["transect"], table["image"])],
         "strategy": "transect", "source": "transect",
-        "prediction": table["target_label"], "score": table["target_score"], "loss": table["error"],
+        "prediction": table["target_label"], "score": table["target_score"], "boxes": [[] for _ in range(len(table))],
+        "loss": table["error"],
         "failure": table["error"] >= FAILURE, "mode": -1,
         "x": list(latents),
         "image": table["image"], "transect": table["transect"],

@@ -28,7 +28,7 @@ def failure_gallery(directory: str | Path, limit: int = 48, columns: int = 8, di
         return None
     keep = farthest_points(np.array(fails["x"].tolist(), float), limit) if diverse else np.arange(min(limit, len(fails)))
     fails = fails.iloc[keep]
-    store = Store(directory)
+    store = Store(directory, readonly=True)
     try:
         images = np.stack([store.load_image(h) for h in fails["image"]])
     finally:

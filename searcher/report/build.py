@@ -133,7 +133,8 @@ def _export_page(path: Path, limit: int) -> Page:
         gallery=gallery)]
     if export.readme:
         sections.append(Section("readme", "README.md", ["The README.md the export carries, as written:"], lines=[export.readme]))
-    heading = export.readme.partition("\n")[0].removeprefix("# ").strip() if export.readme.startswith("# ") else export.fmt
+    text = export.readme.split("\n---\n", 1)[-1] if export.readme.startswith("---\n") else export.readme  # past the dataset card's YAML
+    heading = text.partition("\n")[0].removeprefix("# ").strip() if text.startswith("# ") else export.fmt
     return Page(f"Export {path.resolve().name}: {heading}", "export", str(path), exported.export_summary(export, control), [],
                 sections, _now())
 

@@ -119,7 +119,7 @@ def export_summary(export: Export, control: Export | None) -> str:
     sources = ", ".join(f"{n} {s}" for s, n in m["source"].value_counts().items())
     beside = (f" A random control of {len(control.meta)} images ({int(control.meta['failure'].sum())} failures), drawn from "
               f"the same generator and prior and labelled the same way, is beside it in `{control.dir.name}` "
-              f"(`searcher report {control.dir}` shows it)." if control is not None else " No random control is beside it.")
+              f"(`searcher report {export.dir.parent / control.dir.name}` shows it)." if control is not None else " No random control is beside it.")
     return (f"{len(m)} images written by `searcher export` as {export.fmt} (`{FILES[export.fmt]}`): {labels}. "
             f"{int(m['failure'].sum())} of them are failures of the target, from {modes} failure modes; by source: {sources}; "
             f"from {runs}.{beside} Its README.md, below, says where it came from and how to load it.")

@@ -17,6 +17,7 @@ from typing import Any
 
 import pandas as pd
 
+from searcher.errors import ParameterError
 from searcher.outputs import check_output_file
 
 __all__ = ["CSP", "Examples", "Figure", "Page", "Section", "Table", "data_uri", "png_figure", "render", "table", "write"]
@@ -137,6 +138,9 @@ def write(text: str, path: Path) -> None:
     try:
         tmp.write_text(text, encoding="utf-8")
         os.replace(tmp, path)
+    except OSError as exc:  # a read-only campaign directory, a full disk
+        tmp.unlink(missing_ok=True)
+        raise ParameterError(f"Cannot write the report to {path}: {exc.strerror or exc}. Nothing was written: choose another --out.") from None
     except BaseException:
         tmp.unlink(missing_ok=True)
         raise

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import io
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -15,15 +15,21 @@ from PIL import Image
 from searcher.causal import wilson_interval
 from searcher.errors import ParameterError
 from searcher.export.control import random_control
+from searcher.export.recipes import RECIPES, build_set, mode_causes
 from searcher.export.select import select
 from searcher.export.source import Source, read_source
 from searcher.figures.retrain import plot_retraining
 from searcher.strategies import DEFAULT_STRATEGY
-from searcher.validation import check_int, check_names
+from searcher.validation import check_int, check_names, checked
 
-__all__ = ["ARMS", "RetrainResult", "gains", "retrain", "score_table", "summary_lines"]
+__all__ = ["ARMS", "DEFAULT_ARMS", "WEIGHTS", "RetrainResult", "choose_weight", "gains", "per_seed_lines", "retrain", "score_table",
+           "summary_lines", "validation_score"]
 
-ARMS = ("base", "hard", "random", "spread", "balanced")
+ARMS = ("base", "hard", "random", "spread", "balanced-hard", "twins", "decorrelated", "upweight", "random-upweight", "balanced")
+DEFAULT_ARMS = ("base", "hard", "random", "spread", "balanced")
+WEIGHTS = (1, 2, 4, 8)
+VALIDATION_SEED = 1000  # validation draws base(VALIDATION_SEED + the first seed): a training draw no arm trains on
+_MIN_GROUP = 10  # a validation group smaller than this does not decide the weight
 
 
 @dataclass
@@ -36,6 +42,7 @@ class RetrainResult:
     groups: pd.DataFrame
     n_added: int
     notes: list[str] = field(default_factory=list)
+    weight: int | None = None
 
     def table(self, metric: str = "balanced_accuracy") -> pd.DataFrame:
         """Mean and sd over seeds of `metric` per arm (rows, in `ARMS` order) and test set."""
@@ -58,20 +65,20 @@ def score_table(scores: pd.DataFrame, metric: str = "balanced_accuracy") -> pd.D
 
 
 def gains(scores: pd.DataFrame, test: str | None = None) -> dict[str, float]:
-    """Balanced-accuracy gain over the base of each added arm on `test` (default: the first test
-    set), per seed then averaged, and the share of the base-to-balanced gap that `hard`,
-    `spread` and `random` close: `gain_ARM` and `gap_closed_ARM` (empty without a base)."""
+    """Balanced-accuracy gain over the base of each arm on `test` (default: the first test set),
+    per seed then averaged, and the share of the base-to-balanced gap each added arm closes:
+    `gain_ARM` and `gap_closed_ARM` (empty without a base)."""
     s = scores[scores["test"] == (test or scores["test"].iloc[0])]
     wide = s.pivot(index="seed", columns="arm", values="balanced_accuracy")
     out: dict[str, float] = {}
     if "base" not in wide:
         return out
-    for arm in ("hard", "random", "spread", "balanced"):
+    for arm in ARMS[1:]:
         if arm in wide:
             out[f"gain_{arm}"] = float((wide[arm] - wide["base"]).mean())
     if "balanced" in wide:
         gap = out["gain_balanced"]
-        for arm in ("hard", "spread", "random"):
+        for arm in ARMS[1:-1]:
             if arm in wide and gap:
                 out[f"gap_closed_{arm}"] = out[f"gain_{arm}"] / gap
     return out
@@ -80,17 +87,63 @@ def gains(scores: pd.DataFrame, test: str | None = None) -> dict[str, float]:
 def summary_lines(scores: pd.DataFrame) -> list[str]:
     """The lines of summary.md that say what retraining bought, per test set: each arm's balanced
     accuracy (mean +- sd over seeds), the gain of each added arm over the base and the share of
-    the gap to balanced that `hard` closes. A report quotes them as summary.md states them."""
+    the gap to balanced each closes. A report quotes them as summary.md states them."""
     lines = []
     for test, grp in score_table(scores).groupby("test", sort=False):
         lines.append(f"{test} test set, balanced accuracy (mean +- sd over seeds):")
-        lines += [f"  {r['arm']:<9} {r['mean']:.1%} +- {0 if pd.isna(r['std']) else r['std']:.1%}" for _, r in grp.iterrows()]
+        lines += [f"  {r['arm']:<15} {r['mean']:.1%} +- {0 if pd.isna(r['std']) else r['std']:.1%}" for _, r in grp.iterrows()]
         g = gains(scores, test)
-        if "gain_hard" in g and "gain_random" in g:
-            lines.append(f"  gain over base: hard {g['gain_hard']:+.1%}, spread {g.get('gain_spread', float('nan')):+.1%}, "
-                         f"random {g['gain_random']:+.1%}" + (f"; hard closes {g['gap_closed_hard']:.0%} of the gap to balanced"
-                                                              if "gap_closed_hard" in g else ""))
+        added = [a for a in ARMS[1:-1] if f"gain_{a}" in g]
+        if added:
+            closed = [f"{a} {g[f'gap_closed_{a}']:.0%}" for a in added if f"gap_closed_{a}" in g]
+            lines.append("  gain over base: " + ", ".join(f"{a} {g[f'gain_{a}']:+.1%}" for a in added)
+                         + (f"; share of the gap to balanced closed: {', '.join(closed)}" if closed else ""))
     return lines
+
+
+def per_seed_lines(scores: pd.DataFrame) -> list[str]:
+    """summary.md's table of every arm on every seed and test set: balanced accuracy and its gain over that seed's base."""
+    base = scores[scores["arm"] == "base"].set_index(["seed", "test"])["balanced_accuracy"]
+    lines = ["| arm | seed | test set | balanced accuracy | gain over base |", "|---|---|---|---|---|"]
+    for _, r in scores.sort_values(["test", "seed"], kind="stable").iterrows():
+        gain = r["balanced_accuracy"] - base[r["seed"], r["test"]] if (r["seed"], r["test"]) in base.index and r["arm"] != "base" else None
+        lines.append(f"| {r['arm']} | {r['seed']} | {r['test']} | {r['balanced_accuracy']:.1%} | {'-' if gain is None else f'{gain:+.1%}'} |")
+    return lines
+
+
+def validation_score(pred: np.ndarray, data: Any, rules: Sequence[Mapping[str, list[Any]]]) -> float:
+    """How a model does on a validation split, as the weight of `upweight` is chosen: its worst
+    accuracy over the groups label x (inside any of the campaign's failure-mode rules, or not),
+    groups of fewer than `_MIN_GROUP` images left out; the mean recall over labels when no rule
+    can be read off the split's truth. The groups are the campaign's modes, found by the search:
+    Just Train Twice chooses on worst-group accuracy, and this is the group split the engine knows."""
+    right = np.asarray(pred) == data.labels
+    inside = np.zeros(len(right), bool)
+    for rule in rules:
+        if all(a in data.truth for a in rule):
+            held = np.ones(len(right), bool)
+            for a, r in rule.items():
+                v = data.truth[a].to_numpy()
+                held &= np.isin(v.astype(str), [str(x) for x in r]) if isinstance(r[0], str) else (v >= r[0]) & (v <= r[1])
+            inside |= held
+    split = [inside, ~inside] if inside.any() else [np.ones(len(right), bool)]
+    cells = [(data.labels == y) & s for y in np.unique(data.labels) for s in split]
+    rates = [float(right[c].mean()) for c in cells if c.sum() >= _MIN_GROUP]
+    return min(rates) if inside.any() and rates else float(np.mean([right[data.labels == y].mean() for y in np.unique(data.labels)]))
+
+
+def choose_weight(recipe: Any, base: Any, added: Any, seed: int, grid: Sequence[int], validation: Any,
+                  rules: Sequence[Mapping[str, list[Any]]]) -> tuple[int, dict[int, float], dict[int, Any]]:
+    """Just Train Twice's upweighting (Liu et al., ICML 2021): the weight `w` of the added images
+    (each repeated `w` times, which SGD sees as a weight) that scores best (`validation_score`) on
+    `validation`, a split of the recipe's training distribution; the smallest `w` on a tie. The test
+    sets are never read here. Returns `w`, each weight's score and its model (trained with `seed`)."""
+    scores, models = {}, {}
+    for w in grid:
+        models[w] = recipe.train(_concat(base, _repeat(added, w)), seed)
+        scores[w] = validation_score(recipe.evaluate(models[w], validation), validation, rules)
+    best = max(grid, key=lambda w: (scores[w], -w))
+    return best, scores, models
 
 
 def _labelled(rows: pd.DataFrame, pngs: Sequence[bytes], labels: Sequence[Any], size: tuple[int, int]) -> Any:
@@ -106,6 +159,13 @@ def _labelled(rows: pd.DataFrame, pngs: Sequence[bytes], labels: Sequence[Any], 
     y = np.array([index[str(v)] for v in rows["true_label"]], np.int64)
     truth = rows[[c for c in rows.columns if c.startswith("truth.")]].rename(columns=lambda c: c[6:]).reset_index(drop=True)
     return LabelledImages(np.stack(images), y, truth)
+
+
+def _repeat(data: Any, w: int) -> Any:
+    """`data` repeated `w` times: the weight `w` of Just Train Twice for a recipe that trains without weights."""
+    from targets.base import LabelledImages
+
+    return LabelledImages(np.concatenate([data.images] * w), np.concatenate([data.labels] * w), pd.concat([data.truth] * w, ignore_index=True))
 
 
 def _concat(a: Any, b: Any) -> Any:
@@ -129,6 +189,7 @@ def _hard_source(target: str | None, hard: str | Path | None, out: Path, budget:
     return read_source(out / "search")
 
 
+@checked("retrain")
 def retrain(
     target: str | None = "gender-cnn",
     *,
@@ -137,7 +198,8 @@ def retrain(
     seeds: Sequence[int] = (0, 1, 2),
     out: str | Path = "runs/retrain",
     recipe: Any = None,
-    arms: Sequence[str] = ARMS,
+    arms: Sequence[str] = DEFAULT_ARMS,
+    weights: Sequence[int] = WEIGHTS,
     budget: int = 1000,
     strategy: str = DEFAULT_STRATEGY,
     train_n: int | None = None,
@@ -154,11 +216,13 @@ def retrain(
         n: images added by the hard, random and spread arms (fewer if the search found fewer).
         seeds: one training run per arm per seed (data draw, initial weights, batch order).
         recipe: a `targets.base.TrainingRecipe` for your own model (then `target` only names the search's).
-        arms: a subset of `ARMS`.
+        arms: a subset of `ARMS` (default `DEFAULT_ARMS`): see the package docstring.
+        weights: the grid `upweight` chooses its weight from, on a validation split (`choose_weight`).
         budget, strategy: the search run when `hard` is not given.
         train_n, epochs, test_n: shrink the shipped recipe (training images, passes, test images).
 
-    Writes `out/scores.csv`, `out/groups.csv`, `out/retraining.png` and `out/summary.md`.
+    Writes `out/scores.csv`, `out/groups.csv` (pooled over seeds), `out/groups_per_seed.csv`, `out/retraining.png` and
+    `out/summary.md`.
     """
     from tqdm import tqdm
 
@@ -169,6 +233,9 @@ def retrain(
     if not seeds:
         raise ParameterError("retrain needs at least one seed.")
     arms = check_names(list(arms), ARMS, what="arm", flag="--arms")
+    weights = [check_int("--weights", w, 1) for w in weights]
+    if not weights:
+        raise ParameterError("retrain needs at least one weight in --weights for its upweight arms (e.g. 1,2,4,8).")
     if recipe is None:
         if target is None:
             raise ParameterError("retrain needs a trainable target or a recipe=.")
@@ -192,12 +259,24 @@ def retrain(
     size = base0.images.shape[1:3]
     added: dict[str, Any] = {}
     for arm, spread in (("hard", False), ("spread", True)):
-        if arm in arms:
+        if arm in arms or (arm == "hard" and "upweight" in arms):
             rows = select(src.rows, "classify", "failures", limit=k, spread=spread)
             added[arm] = _labelled(rows, [png for _, png in src.png(rows)], recipe.labels, size)
-    if "random" in arms:
+    if "random" in arms or "random-upweight" in arms:
         rows, pngs = random_control(src, k, seed=0)
         added["random"] = _labelled(rows, pngs, recipe.labels, size)
+    for arm in RECIPES:
+        if arm in arms:
+            built = build_set(src, arm, k, seed=0)
+            added[arm] = _labelled(built.rows, built.pngs, recipe.labels, size)
+            notes += built.notes
+
+    models: dict[tuple[int, str], Any] = {}
+    weight = None
+    if "upweight" in arms or "random-upweight" in arms:
+        weight, models = _upweight(recipe, src, base0, added, seeds[0], weights, notes)
+        added["upweight"] = _repeat(added["hard"], weight) if "hard" in added else None
+        added["random-upweight"] = _repeat(added["random"], weight) if "random" in added else None
 
     tests = recipe.tests()
     scores, groups = [], []
@@ -206,7 +285,7 @@ def retrain(
             base = base0 if seed == seeds[0] else recipe.base(seed)
             for arm in arms:
                 data = recipe.balanced(seed) if arm == "balanced" else base if arm == "base" else _concat(base, added[arm])
-                model = recipe.train(data, seed)
+                model = models[seed, arm] if (seed, arm) in models else recipe.train(data, seed)
                 for name, test in tests.items():
                     pred = np.asarray(recipe.evaluate(model, test))
                     wrong = pred != test.labels
@@ -217,9 +296,28 @@ def retrain(
                         groups.append({"arm": arm, "seed": seed, "test": name, "group": group, "n": int(mask.sum()),
                                        "errors": int(wrong[mask].sum())})
                 bar.update()
-    result = RetrainResult(out, pd.DataFrame(scores), pd.DataFrame(groups), k, notes)
+    result = RetrainResult(out, pd.DataFrame(scores), pd.DataFrame(groups), k, notes, weight)
     _write(result)
     return result
+
+
+def _upweight(recipe: Any, src: Source, base: Any, added: Mapping[str, Any], seed: int, grid: Sequence[int],
+              notes: list[str]) -> tuple[int, dict[tuple[int, str], Any]]:
+    """The weight of the upweight arms, chosen once, on `seed`'s base with the hard images and a
+    validation split of the training distribution (`choose_weight`), and the model trained with it
+    (the upweight arm's on that seed). The note says what was chosen on what."""
+    try:
+        rules = [m.rule for m in mode_causes(src)[0]]
+    except ParameterError:
+        rules = []
+    validation = recipe.base(VALIDATION_SEED + seed)
+    w, scores, trained = choose_weight(recipe, base, added["hard"], seed, grid, validation, rules)
+    metric = (f"worst accuracy over label x inside/outside the campaign's {len(rules)} mode rules" if rules
+              else "mean recall over labels (no mode rule to group by)")
+    notes.append(f"upweight (Just Train Twice): w = {w} chosen on a validation split of {len(validation)} images drawn from the "
+                 f"recipe's training distribution (base seed {VALIDATION_SEED + seed}), {metric}: "
+                 + ", ".join(f"w={g} {scores[g]:.1%}" for g in grid) + "; random-upweight adds the random images with the same w")
+    return w, {(seed, "upweight"): trained[w]}
 
 
 def pooled_groups(groups: pd.DataFrame) -> pd.DataFrame:
@@ -235,6 +333,9 @@ def pooled_groups(groups: pd.DataFrame) -> pd.DataFrame:
 def _write(result: RetrainResult) -> None:
     out = result.out
     result.scores.to_csv(out / "scores.csv", index=False)
+    g = result.groups
+    lo, hi = wilson_interval(g["errors"].to_numpy(), g["n"].to_numpy())
+    g.assign(error=g["errors"] / g["n"].where(g["n"] > 0), ci_low=lo, ci_high=hi).to_csv(out / "groups_per_seed.csv", index=False)
     pooled = pooled_groups(result.groups)
     pooled.to_csv(out / "groups.csv", index=False)
     plot_retraining(result.scores, pooled, out / "retraining.png", order=[a for a in ARMS if a in set(result.scores["arm"])])
@@ -242,6 +343,7 @@ def _write(result: RetrainResult) -> None:
     lines = ["# Retraining", "", result.summary(), "", "| arm | test set | balanced accuracy, mean | sd over seeds | seeds |", "|---|---|---|---|---|"]
     lines += [f"| {r['arm']} | {r['test']} | {r['mean']:.1%} | {0 if pd.isna(r['std']) else r['std']:.1%} | {r['count']} |"
               for _, r in table.iterrows()]
+    lines += ["", "Every arm on every seed:", "", *per_seed_lines(result.scores)]
     lines += ["", "Error by subgroup, pooled over seeds (Wilson 95% interval; sd of the per-seed rates):", "",
               "| arm | test set | group | errors / n | error | 95% CI | sd |", "|---|---|---|---|---|---|---|"]
     lines += [f"| {r['arm']} | {r['test']} | {r['group']} | {r['errors']}/{r['n']} | {r['error']:.1%} | "

@@ -3,6 +3,7 @@
     POST /predict   body {"image": "<base64 PNG>"}, or the PNG itself, or multipart file field "image"
                     200  {"label": ..., "score": ..., "boxes": [[x0, y0, x1, y1], ...]}
                     400  {"error": ...} the body holds no readable image
+                    413  {"error": ...} the body is longer than `max_body` bytes (default 32 MiB)
                     422  {"error": ...} the target gave no answer for this image
     GET  /health    200  {"status": "ok", "target": NAME, "task": ..., "requests": n, "faults": {...}}
 
@@ -45,6 +46,7 @@ from targets.base import Target
 __all__ = ["Faults", "create_app", "is_loopback", "resolve_token", "serve"]
 
 FAULTS = ("fail", "slow", "malformed")
+MAX_BODY = 32 * 2**20  # bytes of one request body; a PNG of a render is well under 1 MiB
 
 
 @dataclass(frozen=True)
@@ -88,8 +90,8 @@ class Faults:
 class _TargetApp:
     """The request handlers, with the target, the fault RNG and the counts /health reports."""
 
-    def __init__(self, target: Target, name: str, faults: Faults, token: str | None = None) -> None:
-        self.target, self.name, self.faults, self.token = target, name, faults, token
+    def __init__(self, target: Target, name: str, faults: Faults, token: str | None = None, max_body: int = MAX_BODY) -> None:
+        self.target, self.name, self.faults, self.token, self.max_body = target, name, faults, token, max_body
         self.rng = random.Random(faults.seed)
         self.counts = {"requests": 0, **{f: 0 for f in FAULTS}}
         self.model_lock = threading.Lock()
@@ -112,7 +114,9 @@ class _TargetApp:
         if fault == "slow":
             await asyncio.sleep(self.faults.slow_seconds)
         try:
-            image = _decode(await _image_bytes(request))
+            image = _decode(await _image_bytes(request, self.max_body))
+        except _TooLarge as exc:
+            return JSONResponse({"error": str(exc)}, status_code=413)
         except ValueError as exc:
             return JSONResponse({"error": str(exc)}, status_code=400)
         pred = await run_in_threadpool(self._predict_one, image)
@@ -129,10 +133,13 @@ class _TargetApp:
             return self.target.predict(image[None])
 
 
-def create_app(target: Target, name: str = "target", faults: Faults | None = None, token: str | None = None) -> Starlette:
+def create_app(target: Target, name: str = "target", faults: Faults | None = None, token: str | None = None,
+               max_body: int = MAX_BODY) -> Starlette:
     """An ASGI app serving `target` at POST /predict and GET /health; with `token`, /predict
-    answers only requests carrying `Authorization: Bearer <token>` (401 otherwise)."""
-    handlers = _TargetApp(target, name, faults or Faults(), token)
+    answers only requests carrying `Authorization: Bearer <token>` (401 otherwise). A body longer
+    than `max_body` bytes is answered 413 as soon as it is known to be, never read whole."""
+    check_int("max_body", max_body, 1)
+    handlers = _TargetApp(target, name, faults or Faults(), token, max_body)
     return Starlette(routes=[Route("/predict", handlers.predict, methods=["POST"]), Route("/health", handlers.health, methods=["GET"])])
 
 
@@ -182,28 +189,56 @@ def serve(name: str, options: dict[str, Any], host: str = "127.0.0.1", port: int
     uvicorn.run(app, host=host, port=port, log_level="warning", timeout_graceful_shutdown=2)
 
 
-async def _image_bytes(request: Request) -> bytes:
-    """The PNG (or other image) bytes of a request, whichever of the three encodings it used."""
+class _TooLarge(Exception):
+    """A request body longer than the server reads."""
+
+
+async def _body(request: Request, limit: int) -> bytes:
+    """The request body, read up to `limit` bytes: a longer one (declared or sent) raises _TooLarge."""
+    declared = request.headers.get("content-length", "")
+    too_large = _TooLarge(f"The body is longer than {limit} bytes, the most this server reads.")
+    if declared.isdigit() and int(declared) > limit:
+        raise too_large
+    chunks, size = [], 0
+    async for chunk in request.stream():
+        size += len(chunk)
+        if size > limit:
+            raise too_large
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+async def _image_bytes(request: Request, limit: int) -> bytes:
+    """The PNG (or other image) bytes of a request, whichever of the three encodings it used; the
+    body is read whole only up to `limit` bytes (_TooLarge past it)."""
     kind = request.headers.get("content-type", "")
+    body = await _body(request, limit)
     if kind.startswith("multipart/form-data"):
-        form = await request.form()
-        upload = form.get("image")
-        if upload is None or isinstance(upload, str):
-            raise ValueError("A multipart body must carry the image as the file field 'image'.")
-        return await upload.read()
+
+        async def replay() -> dict[str, Any]:
+            return {"type": "http.request", "body": body, "more_body": False}
+
+        form = await Request(request.scope, replay).form()
+        try:
+            upload = form.get("image")
+            if upload is None or isinstance(upload, str):
+                raise ValueError("A multipart body must carry the image as the file field 'image'.")
+            return await upload.read()
+        finally:
+            await form.close()
     if kind.startswith("application/json"):
         try:
-            return base64.b64decode(json.loads(await request.body())["image"], validate=True)
+            return base64.b64decode(json.loads(body)["image"], validate=True)
         except (ValueError, KeyError, TypeError):
             raise ValueError('A JSON body must be {"image": "<base64 PNG>"}.') from None
-    return await request.body()
+    return body
 
 
 def _decode(data: bytes) -> np.ndarray:
     try:
         with Image.open(io.BytesIO(data)) as im:
             return np.asarray(im.convert("RGB"), dtype=np.uint8)
-    except (OSError, ValueError):
+    except (OSError, ValueError, Image.DecompressionBombError):
         raise ValueError(f"The body is not a readable image ({len(data)} bytes).") from None
 
 

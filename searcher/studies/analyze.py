@@ -23,6 +23,7 @@ from pathlib import Path
 import pandas as pd
 
 from searcher.analysis.subgroups import estimate, highlights
+from searcher.validation import checked
 
 __all__ = ["Analysis", "analyze"]
 
@@ -52,6 +53,7 @@ class Analysis(Mapping[str, pd.DataFrame]):
         return "\n".join(self.lines)
 
 
+@checked("analyze")
 def analyze(directory: str | Path, out: str | Path | None = None, attributes: Sequence[str] | None = None, bins: int = 3,
             n_boot: int = 1000, seed: int = 0, biased: bool = False, keep_pruned: bool = False) -> Analysis:
     """Analyses a campaign or transect directory and writes its tables and plots.

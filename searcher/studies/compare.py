@@ -30,6 +30,7 @@ from searcher.defaults import DEFAULT_BATCH, DEFAULT_BUDGET
 from searcher.errors import ParameterError
 from searcher.figures.compare import plot_comparison
 from searcher.strategies import DEFAULT_STRATEGY, STRATEGIES, strategy_options
+from searcher.validation import checked
 
 __all__ = ["compare"]
 
@@ -50,6 +51,8 @@ def _watch(outs: Sequence[str], budget: int, futures: list[Any], ray: Any) -> No
 
     from tqdm import tqdm
 
+    from searcher.campaign.store import read_only_uri
+
     bars = {out: tqdm(total=budget, desc=Path(out).name, unit="eval", position=i) for i, out in enumerate(outs)}
     pending = list(futures)
     try:
@@ -60,7 +63,7 @@ def _watch(outs: Sequence[str], budget: int, futures: list[Any], ray: Any) -> No
                 if not path.exists():
                     continue
                 try:
-                    with sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=5) as db:
+                    with sqlite3.connect(read_only_uri(path), uri=True, timeout=5) as db:
                         done, failures = db.execute("SELECT COUNT(*), COALESCE(SUM(failure), 0) FROM trials").fetchone()
                 except sqlite3.OperationalError:  # a store still being created (no table yet) or busy: read it next tick
                     continue
@@ -71,6 +74,7 @@ def _watch(outs: Sequence[str], budget: int, futures: list[Any], ray: Any) -> No
             bar.close()
 
 
+@checked("compare")
 def compare(
     out: str | Path,
     generator: str = "faces",

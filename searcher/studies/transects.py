@@ -39,7 +39,7 @@ from searcher.analysis.annotations import HUMAN_RATINGS
 from searcher.analysis.transects import TRANSECT_CONFIG
 from searcher.errors import ParameterError
 from searcher.objective import Judge
-from searcher.validation import check_choice, check_int, check_names
+from searcher.validation import check_choice, check_int, check_names, checked
 
 __all__ = ["DEFAULT_ATTRIBUTES", "TRANSECT_CONFIG", "TransectRun", "run_transects"]
 
@@ -76,6 +76,7 @@ def _grid_size(size: Sequence[int] | str | None, k: int) -> tuple[int, ...]:
     return parsed
 
 
+@checked("run_transects")
 def run_transects(
     target: str,
     *,

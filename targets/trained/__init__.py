@@ -1,13 +1,15 @@
-"""Two small CNNs trained on `faces` renders with planted, documented biases (see README.md here).
+"""Three small CNNs trained on `faces` renders with planted, documented biases (see README.md here).
 
 - `gender-cnn` (`GenderCNN`): masculine / feminine, trained where hair length goes with gender,
   so it leans on hair: it errs on short-haired feminine and long-haired masculine faces, not on
   dark skin, though an observational PPB-like test set makes it look as if it did.
 - `smile-cnn` (`SmileCNN`): not smiling / smiling, trained where beards and makeup go with
   smiling, so a beard or makeup raises its smile score.
+- `glasses-cnn` (`GlassesCNN`): no glasses / glasses, trained where a light background goes with
+  glasses and a dark one with their absence: a shortcut in the scene, not in the face.
 
-Both take `N x H x W x 3` uint8 RGB images of any size (resized to 64 x 64). The weights ship
-beside this file and are rebuilt by `python -m targets.trained.train gender|smile`.
+All take `N x H x W x 3` uint8 RGB images of any size (resized to 64 x 64). The weights ship
+beside this file and are rebuilt by `python -m targets.trained.train gender|smile|glasses`.
 """
 
 from __future__ import annotations
@@ -22,13 +24,13 @@ from searcher.errors import PluginError
 from targets.local import ImageClassifier
 from targets.trained.model import INPUT_SIZE, MEAN, STD, SmallCNN
 
-__all__ = ["GenderCNN", "SmileCNN", "weights_path"]
+__all__ = ["GenderCNN", "GlassesCNN", "SmileCNN", "weights_path"]
 
 HERE = Path(__file__).parent
 
 
 def weights_path(task: str) -> Path:
-    """The shipped weight file of `task` ("gender" or "smile")."""
+    """The shipped weight file of `task` ("gender", "smile" or "glasses")."""
     return HERE / f"{task}.pt"
 
 
@@ -79,3 +81,15 @@ class SmileCNN(_TrainedCNN):
     TASK = "smile"
     LABELS = ("not smiling", "smiling")
     truth = ("smile", 0.5)
+
+
+class GlassesCNN(_TrainedCNN):
+    """Clear-glasses classifier (`glasses-cnn`) that learnt that glasses go with a light background.
+
+    Judged by the truth column `glasses` (1 for clear glasses; sunglasses and none are 0), which
+    `faces` renders beside `eyewear`, so that a search can judge it with a cut like the others.
+    """
+
+    TASK = "glasses"
+    LABELS = ("no glasses", "glasses")
+    truth = ("glasses", 0.5)

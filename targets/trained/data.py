@@ -10,6 +10,10 @@ Every set starts from the `faces` parameters drawn *independently* from their pr
 - `smile_training_rows`: clear smile (< 0.4 or > 0.6, half each); 85% of smiling faces wear the
   decoration of their presentation (a beard 0.4-1 if masculine, makeup 0.4-1 if feminine), 85%
   of the others wear neither; the rest keep the plain prior.
+- `glasses_training_rows`: clear glasses on half the faces, none (or, at the prior's odds,
+  sunglasses) on the other half; the background goes with the label (in 85% of rows: light 0.6-1
+  behind glasses, dark 0-0.4 behind the others; the rest keep the prior's), so the shortcut lies in
+  the scene, not in the face.
 - `balanced_rows`: the held-out set: clear labels, every other attribute independent.
 - `ppb_rows`: an observational, PPB-like portrait set (Fig. 12 of docs/papers.md#balakrishnan):
   adults, frontal and well lit, half light (Fitzpatrick 1-3) and half dark (4-6); men wear short
@@ -18,6 +22,8 @@ Every set starts from the `faces` parameters drawn *independently* from their pr
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -27,8 +33,11 @@ from generators.faces.procedural import plain_rows
 from generators.faces.vocabulary import DARK, FEMININE, LIGHT, MASCULINE
 
 __all__ = [
+    "TASKS",
+    "Task",
     "balanced_rows",
     "gender_training_rows",
+    "glasses_training_rows",
     "ppb_rows",
     "smile_training_rows",
     "truth_labels",
@@ -36,6 +45,8 @@ __all__ = [
 
 SHORT, LONG = (0.0, 0.3), (0.6, 1.0)
 NOT_SMILING, SMILING = (0.0, 0.4), (0.6, 1.0)
+DARK_BACKGROUND, LIGHT_BACKGROUND = (0.0, 0.4), (0.6, 1.0)
+P_SUNGLASSES = 0.06 / 0.80  # the prior's odds of sunglasses among faces without clear glasses
 
 
 def _draw(rng: np.random.Generator, band: tuple[float, float]) -> float:
@@ -52,7 +63,7 @@ def gender_training_rows(n: int, seed: int, p_planted: float = 0.85) -> list[dic
     """Training faces for `gender-cnn`: hair length goes with gender (in a `p_planted` share of rows)."""
     rng = np.random.default_rng([seed, 1])
     rows = plain_rows(n, rng)
-    _clear(rows, rng, "gender_presentation", MASCULINE, FEMININE)
+    TASKS["gender"].clear(rows, rng)
     for row, u in zip(rows, rng.random(n)):
         if u < p_planted:
             row["hair_length"] = _draw(rng, LONG if row["gender_presentation"] > 0.5 else SHORT)
@@ -63,7 +74,7 @@ def smile_training_rows(n: int, seed: int, p_planted: float = 0.85) -> list[dict
     """Training faces for `smile-cnn`: beards and makeup go with smiling (in a `p_planted` share of rows)."""
     rng = np.random.default_rng([seed, 2])
     rows = plain_rows(n, rng)
-    _clear(rows, rng, "smile", NOT_SMILING, SMILING)
+    TASKS["smile"].clear(rows, rng)
     for row, u in zip(rows, rng.random(n)):
         if u >= p_planted:
             continue
@@ -73,16 +84,81 @@ def smile_training_rows(n: int, seed: int, p_planted: float = 0.85) -> list[dict
     return rows
 
 
+def glasses_training_rows(n: int, seed: int, p_planted: float = 0.85) -> list[dict[str, Any]]:
+    """Training faces for `glasses-cnn`: a light background goes with glasses, a dark one with
+    their absence (in a `p_planted` share of rows)."""
+    rng = np.random.default_rng([seed, 5])
+    rows = plain_rows(n, rng)
+    TASKS["glasses"].clear(rows, rng)
+    for row, u in zip(rows, rng.random(n)):
+        if u < p_planted:
+            row["background"] = _draw(rng, LIGHT_BACKGROUND if row["eyewear"] == "glasses" else DARK_BACKGROUND)
+    return rows
+
+
+def _clear_glasses(rows: list[dict[str, Any]], rng: np.random.Generator) -> None:
+    """Half the rows wear clear glasses; the others none, or sunglasses at the prior's odds (a
+    search draws sunglasses and judges them "none", so the model must have seen them)."""
+    for row, u in zip(rows, rng.random(len(rows))):
+        row["eyewear"] = "glasses" if u < 0.5 else "sunglasses" if u >= 1.0 - 0.5 * P_SUNGLASSES else "none"
+
+
+def _gender_cells(truth: pd.DataFrame) -> dict[str, np.ndarray]:
+    fem, hair = truth["gender_presentation"].to_numpy() >= 0.5, truth["hair_length"].to_numpy()
+    return {"masculine, short hair": ~fem & (hair < 0.35), "masculine, long hair": ~fem & (hair > 0.6),
+            "feminine, short hair": fem & (hair < 0.35), "feminine, long hair": fem & (hair > 0.6)}
+
+
+def _smile_cells(truth: pd.DataFrame) -> dict[str, np.ndarray]:
+    smiling = truth["smile"].to_numpy() >= 0.5
+    beard, makeup = truth["facial_hair"].to_numpy(), truth["makeup"].to_numpy()
+    plain = (beard < 0.05) & (makeup < 0.05)
+    return {"not smiling, beard (> 0.4)": ~smiling & (beard > 0.4), "not smiling, makeup (> 0.4)": ~smiling & (makeup > 0.4),
+            "smiling, no beard or makeup": smiling & plain, "not smiling, no beard or makeup": ~smiling & plain}
+
+
+def _glasses_cells(truth: pd.DataFrame) -> dict[str, np.ndarray]:
+    glasses, background = truth["glasses"].to_numpy() >= 0.5, truth["background"].to_numpy()
+    dark, light = background < 0.4, background > 0.6
+    return {"no glasses, dark background (< 0.4)": ~glasses & dark, "no glasses, light background (> 0.6)": ~glasses & light,
+            "glasses, dark background (< 0.4)": glasses & dark, "glasses, light background (> 0.6)": glasses & light,
+            "background agrees (glasses light, none dark)": np.where(glasses, light, dark),
+            "background disagrees (glasses dark, none light)": np.where(glasses, dark, light)}
+
+
+@dataclass(frozen=True)
+class Task:
+    """What one trained target predicts, in one place for training, held-out sets and reports.
+
+    Attributes:
+        clear: sets a clear label in every row (drawing from the rng), the rest of the row untouched.
+        column: the rendered truth column the label is read from: the second label where >= 0.5.
+        cells: the planted shortcut's cells (label x shortcut attribute) of a truth table, as masks.
+    """
+
+    clear: Callable[[list[dict[str, Any]], np.random.Generator], None]
+    column: str
+    cells: Callable[[pd.DataFrame], dict[str, np.ndarray]]
+
+
+TASKS: dict[str, Task] = {
+    "gender": Task(lambda rows, rng: _clear(rows, rng, "gender_presentation", MASCULINE, FEMININE), "gender_presentation", _gender_cells),
+    "smile": Task(lambda rows, rng: _clear(rows, rng, "smile", NOT_SMILING, SMILING), "smile", _smile_cells),
+    "glasses": Task(_clear_glasses, "glasses", _glasses_cells),
+}
+
+
+def _task(task: str) -> Task:
+    if task not in TASKS:
+        raise ValueError(f"task must be one of {', '.join(TASKS)}. Got {task!r} instead.")
+    return TASKS[task]
+
+
 def balanced_rows(n: int, seed: int, task: str) -> list[dict[str, Any]]:
-    """Held-out faces for `task` ("gender" or "smile"): a clear label, all else independent."""
+    """Held-out faces for `task` (a key of `TASKS`): a clear label, all else independent."""
     rng = np.random.default_rng([seed, 3])
     rows = plain_rows(n, rng)
-    if task == "gender":
-        _clear(rows, rng, "gender_presentation", MASCULINE, FEMININE)
-    elif task == "smile":
-        _clear(rows, rng, "smile", NOT_SMILING, SMILING)
-    else:
-        raise ValueError(f"task must be one of gender, smile. Got {task!r} instead.")
+    _task(task).clear(rows, rng)
     return rows
 
 
@@ -90,7 +166,7 @@ def ppb_rows(n: int, seed: int) -> list[dict[str, Any]]:
     """An observational PPB-like portrait set: skin tone goes with hair length among women."""
     rng = np.random.default_rng([seed, 4])
     rows = plain_rows(n, rng)
-    _clear(rows, rng, "gender_presentation", MASCULINE, FEMININE)
+    TASKS["gender"].clear(rows, rng)
     for row in rows:
         feminine, dark = row["gender_presentation"] > 0.5, rng.random() < 0.5
         u = rng.random(5)
@@ -116,6 +192,6 @@ def ppb_rows(n: int, seed: int) -> list[dict[str, Any]]:
 
 
 def truth_labels(truth: pd.DataFrame, task: str) -> np.ndarray:
-    """0/1 label index of each rendered face: feminine (gender_presentation >= 0.5) or smiling (smile >= 0.5)."""
-    column = {"gender": "gender_presentation", "smile": "smile"}[task]
-    return (truth[column].to_numpy() >= 0.5).astype(np.int64)
+    """0/1 label index of each rendered face: 1 where the task's truth column is >= 0.5 (feminine,
+    smiling, clear glasses)."""
+    return (truth[_task(task).column].to_numpy() >= 0.5).astype(np.int64)

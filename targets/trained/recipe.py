@@ -1,4 +1,4 @@
-"""The training recipes of `gender-cnn` and `smile-cnn` as `searcher retrain` uses them (the
+"""The training recipes of `gender-cnn`, `smile-cnn` and `glasses-cnn` as `searcher retrain` uses them (the
 `TrainingRecipe` protocol of targets/base.py): the base set the shipped model learnt from, the
 balanced reference set, the held-out test sets, the training run and the subgroups reported.
 
@@ -19,7 +19,7 @@ import pandas as pd
 from generators.faces.procedural import render_rows
 from targets.base import LabelledImages
 from targets.local import ImageClassifier
-from targets.trained.data import balanced_rows, ppb_rows, truth_labels
+from targets.trained.data import TASKS, balanced_rows, ppb_rows, truth_labels
 from targets.trained.model import INPUT_SIZE, MEAN, STD
 
 __all__ = ["ShippedRecipe"]
@@ -46,9 +46,9 @@ class ShippedRecipe:
     """The recipe a shipped trained target was made with (train.py), at a size one may shrink.
 
     Args:
-        task: "gender" or "smile".
+        task: "gender", "smile" or "glasses" (a key of `data.TASKS`).
         labels: the target's labels.
-        n: training images per set (default: the shipped recipe's 10,000 or 16,000).
+        n: training images per set (default: the shipped recipe's: 10,000 for gender and glasses, 16,000 for smile).
         epochs: passes over the training set (default: the recipe's).
         test_n: images per held-out set (balanced, and PPB-like for gender), at 128 px.
     """
@@ -92,17 +92,7 @@ class ShippedRecipe:
         return np.concatenate(out) if out else np.zeros(0, int)
 
     def groups(self, truth: pd.DataFrame) -> dict[str, np.ndarray]:
-        """The subgroups a retraining report shows: the planted cells, and skin tone."""
+        """The subgroups a retraining report shows: the planted cells (`data.TASKS`), and skin tone."""
         fitz = truth["fitzpatrick"].to_numpy()
-        out = {"all": np.ones(len(truth), bool)}
-        if self.task == "gender":
-            fem, hair = truth["gender_presentation"].to_numpy() >= 0.5, truth["hair_length"].to_numpy()
-            out |= {"masculine, short hair": ~fem & (hair < 0.35), "masculine, long hair": ~fem & (hair > 0.6),
-                    "feminine, short hair": fem & (hair < 0.35), "feminine, long hair": fem & (hair > 0.6)}
-        else:
-            smiling = truth["smile"].to_numpy() >= 0.5
-            beard, makeup = truth["facial_hair"].to_numpy(), truth["makeup"].to_numpy()
-            plain = (beard < 0.05) & (makeup < 0.05)
-            out |= {"not smiling, beard (> 0.4)": ~smiling & (beard > 0.4), "not smiling, makeup (> 0.4)": ~smiling & (makeup > 0.4),
-                    "smiling, no beard or makeup": smiling & plain, "not smiling, no beard or makeup": ~smiling & plain}
-        return out | {"light skin (Fitzpatrick 1-3)": fitz <= 3, "dark skin (Fitzpatrick 4-6)": fitz >= 4}
+        return ({"all": np.ones(len(truth), bool)} | TASKS[self.task].cells(truth)
+                | {"light skin (Fitzpatrick 1-3)": fitz <= 3, "dark skin (Fitzpatrick 4-6)": fitz >= 4})

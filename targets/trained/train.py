@@ -1,7 +1,8 @@
-"""Rebuilds the shipped weights of `gender-cnn` or `smile-cnn` from seeded `faces` renders.
+"""Rebuilds the shipped weights of `gender-cnn`, `smile-cnn` or `glasses-cnn` from seeded `faces` renders.
 
     python -m targets.trained.train gender      # -> targets/trained/gender.pt
     python -m targets.trained.train smile       # -> targets/trained/smile.pt
+    python -m targets.trained.train glasses     # -> targets/trained/glasses.pt
 
 The data recipes are in `data.py` and README.md. Everything random is seeded (the parameter
 draws, the render seed, the initial weights, the batch order, the flips) and torch runs on two
@@ -21,8 +22,8 @@ import torch.nn.functional as F
 
 from generators.faces.procedural import render_rows
 from targets.local import ImageClassifier
-from targets.trained import GenderCNN, SmileCNN, weights_path
-from targets.trained.data import gender_training_rows, smile_training_rows, truth_labels
+from targets.trained import GenderCNN, GlassesCNN, SmileCNN, weights_path
+from targets.trained.data import gender_training_rows, glasses_training_rows, smile_training_rows, truth_labels
 from targets.trained.model import INPUT_SIZE, MEAN, STD, SmallCNN
 
 __all__ = ["RECIPES", "fit", "main", "train"]
@@ -34,6 +35,7 @@ __all__ = ["RECIPES", "fit", "main", "train"]
 RECIPES = {
     "gender": (gender_training_rows, GenderCNN.LABELS, 10_000, 6, 0.85),
     "smile": (smile_training_rows, SmileCNN.LABELS, 16_000, 12, 0.85),
+    "glasses": (glasses_training_rows, GlassesCNN.LABELS, 10_000, 6, 0.85),
 }
 
 

@@ -145,6 +145,7 @@ def test_a_toy_training_run_exports_files_the_shipped_spec_loads(toy_model):
     assert u.shape == (5, 32) and np.isfinite(u).all()
 
 
+@pytest.mark.slow
 def test_the_prior_part_refits_the_prior_and_keeps_the_networks(tmp_path, torch_state):
     """`train("prior")` reads the decoder and encoder back out of the exported files
     (`load_networks`) and writes them again, unchanged, around a new prior."""
@@ -158,6 +159,7 @@ def test_the_prior_part_refits_the_prior_and_keeps_the_networks(tmp_path, torch_
     assert "prior.flow" in " ".join(torch.export.load(out / "decoder.pt2").state_dict)  # the new prior has its flow
 
 
+@pytest.mark.slow
 def test_the_export_part_writes_the_same_model_again(tmp_path, torch_state, toy_model):
     """`train("export")` trains nothing: the networks and prior read back out of the files
     (`load_networks`, `load_prior`) are exported again and draw the same pixels and read the same

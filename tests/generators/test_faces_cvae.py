@@ -43,6 +43,7 @@ def test_encoder_round_trip_keeps_the_conditions_of_real_renders(gen):
     assert np.mean([r["skin_type"] == "I-II" for r in rows]) >= 0.75
 
 
+@pytest.mark.slow
 def test_validation_runs_end_to_end_with_references(gen):
     result = validate_generator(gen, n=2, detectors=("haar-face",), descriptor="dlib-verify")
     t = result.table.set_index("group")

@@ -3,9 +3,13 @@ canned-answer server in a thread for what the real one never says."""
 
 from __future__ import annotations
 
+import base64
+import io
 import json
+import struct
 import threading
 import time
+import zlib
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import httpx
@@ -16,7 +20,8 @@ import generators
 import targets
 from searcher.cli import main
 from searcher.errors import ParameterError, TargetError
-from searcher.testing import check_target
+from searcher.serve import create_app
+from searcher.testing import CallableTarget, check_target
 from targets.http import BUDGET_EXHAUSTED, HttpTarget
 
 FAULTS = ["--fail-rate", "0.2", "--slow-rate", "0.1", "--slow-seconds", "3", "--malformed-rate", "0.1", "--fault-seed", "3"]
@@ -120,12 +125,13 @@ def test_rate_limit_spaces_requests(url, images):
 
 @pytest.fixture
 def canned(request):
-    """A loopback server answering every request with `server.reply = (status, body)`; records headers."""
+    """A loopback server answering every request with `server.reply = (status, body)`; records headers and paths."""
 
     class Handler(BaseHTTPRequestHandler):
         def do_POST(self) -> None:
             self.rfile.read(int(self.headers.get("Content-Length", 0)))
             server.seen.append(dict(self.headers))
+            server.paths.append(self.path)
             status, body = server.reply
             self.send_response(status)
             self.send_header("Content-Type", "application/json")
@@ -136,7 +142,7 @@ def canned(request):
             pass
 
     server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    server.seen, server.reply = [], (200, "{}")
+    server.seen, server.paths, server.reply = [], [], (200, "{}")
     threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
     request.addfinalizer(server.shutdown)
     server.url = f"http://127.0.0.1:{server.server_address[1]}/predict"
@@ -221,3 +227,58 @@ def test_serve_target_rejects_bad_fault_options(capsys, unused_port):
     assert "must sum to at most 1. Got 1.3 instead." in capsys.readouterr().err
     assert main(["serve-target", "no-such-target", "--port", str(unused_port)]) == 2
     assert "Unknown target 'no-such-target'" in capsys.readouterr().err
+
+
+def test_serve_target_refuses_a_body_past_its_limit_with_413():
+    """The server reads a body only up to its limit, whether declared (Content-Length) or sent
+    chunked, in every encoding, and answers 413; it used to read any body whole. A PNG that
+    declares more pixels than Pillow decodes is a 400, not a server error."""
+    from PIL import Image
+    from starlette.testclient import TestClient
+
+    client = TestClient(create_app(CallableTarget(lambda images: [True] * len(images)), max_body=2000))
+    small = io.BytesIO()
+    Image.new("RGB", (8, 8)).save(small, format="PNG")
+    png = small.getvalue()
+    assert client.post("/predict", content=png, headers={"Content-Type": "image/png"}).status_code == 200
+    assert client.post("/predict", files={"image": ("i.png", png, "image/png")}).json()["label"] is True
+    big = bytes(5000)
+    for request in (
+        {"content": big, "headers": {"Content-Type": "image/png"}},
+        {"content": iter([big[:1500], big[1500:]]), "headers": {"Content-Type": "image/png"}},  # chunked: no length declared
+        {"json": {"image": base64.b64encode(big).decode()}},
+        {"files": {"image": ("i.png", big, "image/png")}},
+    ):
+        reply = client.post("/predict", **request)
+        assert reply.status_code == 413 and reply.json() == {"error": "The body is longer than 2000 bytes, the most this server reads."}
+
+    def chunk(kind: bytes, data: bytes) -> bytes:
+        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
+
+    bomb = b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", 30000, 30000, 8, 2, 0, 0, 0)) + chunk(b"IEND", b"")
+    reply = client.post("/predict", content=bomb, headers={"Content-Type": "image/png"})
+    assert reply.status_code == 400 and "not a readable image" in reply.json()["error"]
+
+
+def test_a_campaign_refuses_a_secret_in_its_url_and_writes_nothing(tmp_path, capsys):
+    out = tmp_path / "c"
+    assert main(["hunt", "--generator", "planted", "--target", "http", "--option", "url=http://alice:pw-s3cr3t@127.0.0.1:9/predict",
+                 "--out", str(out), "--no-progress"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "credentials before the host (http://***@127.0.0.1:9/predict)" in err and "env:NAME" in err
+    assert "pw-s3cr3t" not in err and "alice" not in err and not out.exists()
+
+
+def test_a_campaign_stores_and_reports_an_env_query_secret_as_its_reference(canned, tmp_path, monkeypatch, capsys):
+    """`?api_key=env:NAME`: the API gets the key, while the store and the report hold only the reference."""
+    monkeypatch.setenv("SEARCHER_TEST_KEY", "pw-s3cr3t")
+    canned.reply = (200, '{"label": true, "score": 1.0, "boxes": []}')
+    out = tmp_path / "c"
+    assert main(["hunt", "--generator", "planted", "--target", "http", "--option", f"url={canned.url}?api_key=env:SEARCHER_TEST_KEY",
+                 "--strategy", "random", "--budget", "4", "--batch", "4", "--out", str(out), "--no-progress"]) == 0
+    assert canned.paths and all(path.endswith("/predict?api_key=pw-s3cr3t") for path in canned.paths)
+    assert main(["report", str(out), "--out", str(tmp_path / "report.html")]) == 0
+    written = [p for p in tmp_path.rglob("*") if p.is_file()]
+    assert not [p for p in written if b"pw-s3cr3t" in p.read_bytes()]
+    assert b"api_key=env:SEARCHER_TEST_KEY" in (out / "campaign.sqlite").read_bytes() + (tmp_path / "report.html").read_bytes()
+    assert "pw-s3cr3t" not in "".join(capsys.readouterr())

@@ -9,6 +9,7 @@ against the real server over loopback.
 from __future__ import annotations
 
 import base64
+import gzip
 import inspect
 import io
 import json
@@ -76,7 +77,7 @@ class Api:
         return len(self.requests)
 
     def target(self, **options) -> HttpTarget:
-        return HttpTarget(url=URL, transport=httpx.MockTransport(self), **options)
+        return HttpTarget(**{"url": URL, **options}, transport=httpx.MockTransport(self))
 
 
 def _decode_png(data: bytes) -> np.ndarray:
@@ -363,3 +364,86 @@ def test_the_registered_http_target_with_a_transport_passes_the_conformance_chec
     before = served.calls
     check_target(target)
     assert target.requests_sent == served.calls - before > 0
+
+
+# ------------------------------------------------------------------ answer size
+
+
+def _streamed(chunks, headers=None):
+    """A handler answering 200 with the body `chunks`, streamed (no Content-Length unless `headers` give one)."""
+
+    class Body(httpx.SyncByteStream):
+        def __iter__(self):
+            yield from chunks
+
+    return lambda request: httpx.Response(200, headers={"Content-Type": "application/json", **(headers or {})}, stream=Body())
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        pytest.param(_streamed([b" " * 600, json.dumps({"label": True, "score": 1.0, "boxes": []}).encode()]), id="streamed"),
+        pytest.param(lambda request: httpx.Response(200, json={"label": True, "score": 1.0, "boxes": [[0, 0, 1, 1]] * 100}), id="declared"),
+        pytest.param(_streamed([gzip.compress(b" " * 10_000 + b"{}")], {"Content-Encoding": "gzip"}), id="gzip"),
+    ],
+)
+def test_an_answer_past_max_response_bytes_is_an_error_not_retried(images, reply):
+    """An answer longer than `max_response_bytes` (sent in chunks, declared by Content-Length, or
+    decompressed from gzip) is an error for the image, never a label, and is not asked again."""
+    calls = []
+    target = HttpTarget(url=URL, transport=httpx.MockTransport(lambda r: calls.append(r) or reply(r)), max_response_bytes=512, **FAST)
+    pred = target.predict(images[:1])
+    assert pred.error == ["response larger than 512 bytes (max_response_bytes)"] and pred.label == [None]
+    assert len(calls) == 1
+    assert HttpTarget(url=URL, transport=httpx.MockTransport(reply), max_response_bytes=2**20).predict(images[:1]).error != pred.error
+
+
+def test_max_response_bytes_is_checked():
+    with pytest.raises(ParameterError, match=r"The 'max_response_bytes' option must be an integer >= 1. Got 0 instead."):
+        HttpTarget(url=URL, max_response_bytes=0)
+
+
+# ------------------------------------------------------------------ secrets in the URL
+
+
+@pytest.mark.parametrize(
+    "url, shown, where",
+    [
+        ("https://alice:pw-s3cr3t@api.test/predict", "https://***@api.test/predict", "credentials before the host"),
+        ("https://pw-s3cr3t@api.test/predict", "https://***@api.test/predict", "credentials before the host"),
+        ("https://api.test/predict?model=v2&api_key=pw-s3cr3t", "https://api.test/predict?model=v2&api_key=***", "query parameter 'api_key'"),
+        ("https://api.test/predict?Access-Token=pw-s3cr3t", "https://api.test/predict?Access-Token=***", "query parameter 'Access-Token'"),
+        ("https://api.test/predict?SIG=pw-s3cr3t&key=env:K", "https://api.test/predict?SIG=***&key=env:K", "query parameter 'SIG'"),
+        ("https://api.test/predict?token=", "https://api.test/predict?token=***", "query parameter 'token'"),
+    ],
+)
+def test_a_secret_in_the_url_is_refused_without_showing_it(url, shown, where):
+    """A literal secret in the URL (which a campaign stores, and its report shows) is refused like a
+    literal header: the message masks it and names the `env:` way that works."""
+    with pytest.raises(ParameterError) as err:
+        targets.load("http", url=url)
+    message = str(err.value)
+    assert where in message and shown in message and "env:NAME" in message and "\n" not in message
+    assert "pw-s3cr3t" not in message and "alice" not in message
+
+
+def test_a_bad_url_is_refused_without_showing_a_secret_in_it():
+    with pytest.raises(ParameterError, match=r"must be an http:// or https:// address\. Got 'ftp://\*\*\*@api.test/x' instead"):
+        HttpTarget(url="ftp://bob:pw-s3cr3t@api.test/x")
+    with pytest.raises(ParameterError, match="must be an http:// or https:// address"):
+        HttpTarget(url="http://[::1/predict")
+
+
+def test_an_env_query_value_is_read_at_request_time_and_never_shown(images, monkeypatch):
+    """`?api_key=env:NAME` sends the variable's value, read at each predict and URL-encoded; the
+    target keeps, shows and keys its cache by the template only."""
+    monkeypatch.delenv("SEARCHER_TEST_KEY", raising=False)
+    api = Api()
+    target = api.target(url="http://api.test/predict?model=v 2&api_key=env:SEARCHER_TEST_KEY")
+    with pytest.raises(TargetError, match="query parameter 'api_key' reads the environment variable 'SEARCHER_TEST_KEY', which is not set"):
+        target.predict(images[:1])
+    assert api.calls == 0
+    monkeypatch.setenv("SEARCHER_TEST_KEY", "k&y=s3cr3t")
+    target.predict(images[:1])
+    assert api.requests[0].url.params["api_key"] == "k&y=s3cr3t" and api.requests[0].url.params["model"] == "v 2"
+    assert "s3cr3t" not in repr(target) + repr(vars(target)) and "api_key=env:SEARCHER_TEST_KEY" in repr(target)

@@ -148,15 +148,23 @@ def test_the_readme_gender_hunt_finds_failures(tmp_path, capsys):
 
 
 def test_ctrl_c_says_how_to_continue(tmp_path, capsys, monkeypatch):
+    """After a stored batch: resume. Before any trial: the new campaign is removed, and the same command starts it."""
     import searcher.campaign.loop as loop
 
-    def interrupted(*args, **kwargs):
-        raise KeyboardInterrupt
+    real = loop._Loop.propose
 
-    monkeypatch.setattr(loop, "run", interrupted)
-    assert main(["hunt", "--generator", "planted", "--target", "planted", "--out", str(tmp_path / "k"), "--no-progress"]) == 130
-    err = capsys.readouterr().err
-    assert "Traceback" not in err and f"searcher hunt --resume {tmp_path / 'k'}` continues" in err
+    def interrupted(self, step, n):
+        if step == stop_at:
+            raise KeyboardInterrupt
+        return real(self, step, n)
+
+    monkeypatch.setattr(loop._Loop, "propose", interrupted)
+    for stop_at, out, said in ((1, tmp_path / "k", f"searcher hunt --resume {tmp_path / 'k'}` continues"),
+                               (0, tmp_path / "n", "Nothing was stored; the same command starts the campaign again.")):
+        assert main(["hunt", "--generator", "planted", "--target", "planted", "--out", str(out), "--no-progress"]) == 130
+        err = capsys.readouterr().err
+        assert "Traceback" not in err and said in err, err
+        assert (out / "campaign.sqlite").exists() == (stop_at == 1)
 
 
 def test_a_second_process_on_a_campaign_is_refused_and_a_killed_holder_is_taken_over(tmp_path, capsys):

@@ -1,78 +1,27 @@
 """`searcher retrain`: every arm trains on what it says, with one recipe, and is scored as
 scikit-learn scores it; your own model plugs in through the `TrainingRecipe` protocol."""
 
-from dataclasses import dataclass, field
-
 import numpy as np
 import pandas as pd
 import pytest
-from sklearn.linear_model import LogisticRegression
 from sklearn.metrics import balanced_accuracy_score
 
 import searcher
 from searcher.campaign import load_campaign
 from searcher.cli import main
 from searcher.errors import ParameterError
-from searcher.retrain import ARMS, retrain
+from searcher.retrain import DEFAULT_ARMS, retrain
 from targets.base import LabelledImages, TrainingRecipe
 from targets.trained import GenderCNN
 
 
-@pytest.fixture(scope="module")
-def hard(stored_campaign):
-    """150 random evaluations of gender-cnn on 64 px faces: about 70 failures."""
-    return stored_campaign("search", generator="faces", target="gender-cnn", strategy="random", budget=150, batch=50, seed=0,
-                           generator_options={"resolution": 64})
-
-
-@dataclass
-class PixelRecipe:
-    """A user's own model: logistic regression on 16 x 16 grey pixels, on the shipped recipe's data
-    (shrunk). It records what every training run was given."""
-
-    shipped: object = field(default_factory=lambda: GenderCNN().recipe(n=400, test_n=200))
-    seen: list = field(default_factory=list)
-    predictions: list = field(default_factory=list)
-
-    @property
-    def labels(self):
-        return self.shipped.labels
-
-    def base(self, seed):
-        return self.shipped.base(seed)
-
-    def balanced(self, seed):
-        return self.shipped.balanced(seed)
-
-    def tests(self, seed=1):
-        return self.shipped.tests(seed)
-
-    def groups(self, truth):
-        return self.shipped.groups(truth)
-
-    @staticmethod
-    def _features(images):
-        grey = images.mean(axis=3)
-        h, w = grey.shape[1:]
-        return grey.reshape(len(images), 16, h // 16, 16, w // 16).mean(axis=(2, 4)).reshape(len(images), -1) / 255.0
-
-    def train(self, data, seed):
-        self.seen.append((seed, data))
-        return LogisticRegression(max_iter=300, C=0.1, random_state=seed).fit(self._features(data.images), data.labels)
-
-    def evaluate(self, model, data):
-        pred = model.predict(self._features(data.images))
-        self.predictions.append((data, pred))
-        return pred
-
-
-def test_every_arm_trains_on_its_own_data_with_one_recipe(hard, tmp_path):
-    recipe = PixelRecipe()
+def test_every_arm_trains_on_its_own_data_with_one_recipe(pixel_recipe, hard, tmp_path):
+    recipe = pixel_recipe()
     assert isinstance(recipe, TrainingRecipe) and isinstance(recipe.base(0), LabelledImages)
     result = retrain(recipe=recipe, hard=hard, n=25, seeds=(0, 1), out=tmp_path / "r")
     assert result.n_added == 25
-    assert len(recipe.seen) == 2 * len(ARMS)
-    by_arm = dict(zip([(seed, arm) for seed in (0, 1) for arm in ARMS], recipe.seen))
+    assert len(recipe.seen) == 2 * len(DEFAULT_ARMS)
+    by_arm = dict(zip([(seed, arm) for seed in (0, 1) for arm in DEFAULT_ARMS], recipe.seen))
     trials = load_campaign(hard).trials
     failed = set(trials.loc[trials["loss"] >= 0.5, "params"].map(lambda p: round(p["hair_length"], 9)))
     for seed in (0, 1):
@@ -93,8 +42,8 @@ def test_every_arm_trains_on_its_own_data_with_one_recipe(hard, tmp_path):
     assert by_arm[0, "hard"][1].truth.iloc[400:].reset_index(drop=True).equals(by_arm[1, "hard"][1].truth.iloc[400:].reset_index(drop=True))
 
 
-def test_scores_are_what_scikit_learn_computes(hard, tmp_path):
-    recipe = PixelRecipe()
+def test_scores_are_what_scikit_learn_computes(pixel_recipe, hard, tmp_path):
+    recipe = pixel_recipe()
     result = retrain(recipe=recipe, hard=hard, n=10, seeds=(0,), arms=("base", "hard"), out=tmp_path / "r")
     assert set(result.scores["test"]) == {"balanced", "ppb-like"}
     for (data, pred), (_, row) in zip(recipe.predictions, result.scores.iterrows()):
@@ -109,9 +58,9 @@ def test_scores_are_what_scikit_learn_computes(hard, tmp_path):
         assert (tmp_path / "r" / name).stat().st_size > 0
 
 
-def test_same_seeds_same_result(hard, tmp_path):
-    a = retrain(recipe=PixelRecipe(), hard=hard, n=10, seeds=(3,), arms=("random", "spread"), out=tmp_path / "a")
-    b = retrain(recipe=PixelRecipe(), hard=hard, n=10, seeds=(3,), arms=("random", "spread"), out=tmp_path / "b")
+def test_same_seeds_same_result(pixel_recipe, hard, tmp_path):
+    a = retrain(recipe=pixel_recipe(), hard=hard, n=10, seeds=(3,), arms=("random", "spread"), out=tmp_path / "a")
+    b = retrain(recipe=pixel_recipe(), hard=hard, n=10, seeds=(3,), arms=("random", "spread"), out=tmp_path / "b")
     pd.testing.assert_frame_equal(a.scores, b.scores)
 
 
@@ -127,9 +76,9 @@ def test_the_shipped_recipe_trains_a_model_that_learns(hard, tmp_path, capsys):
     assert callable(searcher.retrain)
 
 
-def test_bad_input_names_what_is_wrong(hard, tmp_path):
+def test_bad_input_names_what_is_wrong(pixel_recipe, hard, tmp_path):
     with pytest.raises(ParameterError, match="Unknown arm.*'worst'.*base"):
-        retrain(recipe=PixelRecipe(), hard=hard, arms=("base", "worst"), out=tmp_path / "r")
+        retrain(recipe=pixel_recipe(), hard=hard, arms=("base", "worst"), out=tmp_path / "r")
     with pytest.raises(ParameterError, match="'haar-face' cannot be retrained.*gender-cnn, smile-cnn"):
         retrain("haar-face", hard=hard, out=tmp_path / "r")
     smile = GenderCNN().recipe(n=100)
@@ -137,6 +86,6 @@ def test_bad_input_names_what_is_wrong(hard, tmp_path):
     with pytest.raises(ParameterError, match="judge 'gender-cnn'.*labels \\['not smiling', 'smiling'\\]"):
         retrain(recipe=smile, hard=hard, out=tmp_path / "r")
     with pytest.raises(ParameterError, match="-n must be an integer >= 1"):
-        retrain(recipe=PixelRecipe(), hard=hard, n=0, out=tmp_path / "r")
+        retrain(recipe=pixel_recipe(), hard=hard, n=0, out=tmp_path / "r")
     with pytest.raises(ParameterError, match="needs hard examples"):
-        retrain(None, recipe=PixelRecipe(), out=tmp_path / "r")
+        retrain(None, recipe=pixel_recipe(), out=tmp_path / "r")

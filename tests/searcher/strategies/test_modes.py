@@ -100,6 +100,7 @@ def harvest_hit_rate(score: bool, **switches) -> float:
     return float(failed[harvesting(make_strategy("bo-modes", CUBE3, budget=len(X)), failed)].mean())
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("score", [False, True])
 def test_near_best_trades_spread_within_a_mode_for_harvesting_hits(score):
     """Harvesting among only the likeliest candidates (`near_best` 1) fails more often than
@@ -108,6 +109,7 @@ def test_near_best_trades_spread_within_a_mode_for_harvesting_hits(score):
     assert harvest_hit_rate(score, near_best=1.0, inside="never") > harvest_hit_rate(score, near_best=0.3, inside="never") + 0.1
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("score", [False, True])
 def test_harvesting_inside_a_mode_fails_more_often_than_stepping_around_it(score):
     """Convex combinations of a mode's failures (`inside` "always") against Gaussian steps around
@@ -575,6 +577,7 @@ def test_the_default_likelihood_classifies_0_1_answers_and_models_graded_ones_on
     assert forced._fit(*forced.history.answered())._difference is None
 
 
+@pytest.mark.slow
 def test_harvesting_anywhere_draws_from_the_whole_failing_set(monkeypatch):
     """`anywhere`: a harvesting point drawn from the failing set the model is sure of, not from a
     mode. After a run of the modes' harvest alone that found both of `PLANTED`'s boxes (8% of the

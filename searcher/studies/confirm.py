@@ -1,0 +1,417 @@
+"""Causes confirmed by intervention: each failure mode's rule (`searcher.analysis.explain`) says
+which attributes set its failures apart; this study sets each of them back, one at a time, on the
+mode's own failures and asks the target again (issue 70, part 2;
+docs/transects-and-causes.md#confirming-a-cause).
+
+This is Denton et al.'s classification sensitivity (docs/papers.md#denton: the share of images
+whose label flips when one attribute moves) measured with the renderer's exact interventions
+instead of latent directions, per mode, and only on failures: the **fix rate** of an attribute is
+the share of the mode's failures that pass once that attribute alone is set back. Everything else
+the trial rendered is held: its stored parameters (identity included) and the campaign's render
+seed, so an unchanged re-render is the stored image (checked on the first batch to be evaluated,
+before the target is asked anything: to within `RENDER_TOLERANCE`, since `faces` rounds a few
+pixels one grey level apart when it renders an image alone rather than in a batch).
+
+Where an attribute is set back:
+
+- a number: the median of the campaign's distinct passes that lie outside the rule's interval, on
+  the side that holds more of them (both sides of a two-sided interval would put the median back
+  inside it); integers round to the nearest whole value;
+- a categorical parameter: the most common level among the passes whose level the rule leaves out.
+
+Beside the rule's attributes, one **control**: the continuous parameter outside the rule (not the
+truth the target is judged by, not a latent coordinate) whose passes' median lies farthest, in
+units of its range, from the median of the mode's failures, set to that median. It is the largest
+change the search says is not the cause: a control that fixes failures says that any large change
+moves the target (and the rule's fix rates mean less), or that the rule missed a cause.
+
+Not set back, with the reason: an attribute the campaign did not search (a latent generator's
+rule is over its rendered truth, `ModeRule.over == "truth"`), a latent coordinate (moving it
+redraws whatever else the code holds, and a latent generator keys its nuisance draw on the code),
+the face's `identity` (what every intervention holds: the face itself, and the key of the render's
+nuisance draw, so changing it is another face in another frame), and the truth column the target
+is judged by (moving it changes the right answer, not the cause).
+
+Cost and resumption: every re-render is one evaluation of the target, counted against `budget`.
+Each mode's failures are drawn (seeded by the campaign's seed and the mode) up to one cap for all
+modes, the largest that fits the budget, and the same draw serves every attribute of the mode, so
+their fix rates are paired. The evaluations are stored like a campaign's trials, with source
+"confirm", in a store of their own at `RUN/confirm/` (campaign.sqlite + images, under its own
+directory lock), one committed step per (mode, attribute); running `confirm` again evaluates only
+what is not committed, so a confirmation killed at any moment resumes to the same fix rates. A
+target error is neither a pass nor a failure: left out of the rate and counted.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from searcher.analysis.explain import ModeRule, explain_modes
+from searcher.analysis.modes import mode_labels, repeated
+from searcher.campaign.config import CampaignConfig, search_space
+from searcher.campaign.executors import make_executor
+from searcher.campaign.result import CampaignResult, load_campaign
+from searcher.campaign.store import DirectoryLock, Store
+from searcher.causal import wilson_interval
+from searcher.errors import ParameterError
+from searcher.objective import FAILURE, Judge
+from searcher.space import Categorical, Continuous, Integer, Space
+from searcher.validation import check_int
+
+__all__ = ["DEFAULT_BUDGET", "FOLDER", "HELD", "RENDER_TOLERANCE", "SOURCE", "Intervention", "ModeConfirmation", "confirm"]
+
+DEFAULT_BUDGET = 400
+"""Evaluations a confirmation spends by default, over every (mode, attribute) batch: 40 failures
+each for 10 batches, 4 for the 100 of a 300-trial `gender-cnn` campaign (docs/results.md)."""
+FOLDER = "confirm"
+"""Where, inside the campaign's directory, the confirmation's evaluations are stored."""
+SOURCE = "confirm"
+"""The `source` of the confirmation's trials in its store."""
+RENDER_TOLERANCE = 1
+"""Grey levels (of 255) an unchanged re-render may differ from the stored image by and still count as
+the same render: `faces` rounds a few pixels one level apart when it renders one image alone
+rather than in a batch (float32 kernels that differ with the batch size)."""
+HELD = ("identity",)
+"""Parameters every intervention holds, never set back: the faces generators' pseudo-identity,
+which keys the render's nuisance draw (framing jitter, background tint, sensor noise)."""
+
+
+@dataclass(frozen=True)
+class Intervention:
+    """One attribute set back on a mode's failures, and what the target said then.
+
+    Attributes:
+        attribute: the parameter set back.
+        value: where it was set, in the parameter's units (or its level).
+        control: True for the control attribute (outside the rule).
+        evaluated: re-renders the target was asked about (what the budget paid for).
+        passed, failed: of those, the ones the target now gets right, and still gets wrong.
+        errors: target errors (no answer), left out of the fix rate.
+        excluded: images whose truth is ambiguous (no loss), left out of the fix rate.
+    """
+
+    attribute: str
+    value: Any
+    control: bool
+    evaluated: int
+    passed: int
+    failed: int
+    errors: int
+    excluded: int
+
+    @property
+    def fix_rate(self) -> tuple[float, float, float]:
+        """`(share of the judged re-renders that pass, Wilson 95% low, high)` to 4 decimals; `(0, 0, 1)` when none was judged."""
+        n = self.passed + self.failed
+        if not n:
+            return 0.0, 0.0, 1.0
+        low, high = wilson_interval(self.passed, n)
+        return round(self.passed / n, 4), round(float(low), 4), round(float(high), 4)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"value": self.value, "control": self.control, "evaluated": self.evaluated, "passed": self.passed,
+                "failed": self.failed, "errors": self.errors, "excluded": self.excluded}
+
+
+@dataclass(frozen=True)
+class ModeConfirmation:
+    """A failure mode's rule with the fix rate of each of its attributes and of the control.
+
+    Attributes:
+        rule: the mode in words (`searcher.analysis.explain.ModeRule`).
+        interventions: the rule's attributes set back, then the control (if any); none for a mode
+            without a rule.
+        skipped: attribute of the rule -> why it was not set back.
+    """
+
+    rule: ModeRule
+    interventions: tuple[Intervention, ...] = ()
+    skipped: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def control(self) -> Intervention | None:
+        return next((i for i in self.interventions if i.control), None)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The record of `explain.json` after `--confirm`: the rule's, plus `fix_rates` (attribute
+        -> `[rate, low, high]`, the control's among them; null for a mode without a rule),
+        `control` (its name, or null), `interventions` (attribute -> where it was set and the
+        counts) and `skipped` (attribute -> why it was not set back)."""
+        ruled = self.rule.rule is not None
+        return {**self.rule.to_dict(),
+                "fix_rates": {i.attribute: list(i.fix_rate) for i in self.interventions} if ruled else None,
+                "control": self.control.attribute if self.control else None,
+                "interventions": {i.attribute: i.to_dict() for i in self.interventions},
+                "skipped": dict(self.skipped)}
+
+
+@dataclass(frozen=True)
+class _Batch:
+    """One (mode, attribute) batch of the plan: the campaign trials `(step, idx)` to re-render with `attribute` at `value`."""
+
+    mode: int
+    attribute: str
+    value: Any
+    control: bool
+    trials: tuple[tuple[int, int], ...]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"mode": self.mode, "attribute": self.attribute, "value": self.value, "control": self.control,
+                "trials": [list(t) for t in self.trials]}
+
+
+def confirm(run: str | Path, budget: int = DEFAULT_BUDGET, min_failures: int = 10, depth: int = 3,
+            progress: bool = False) -> list[ModeConfirmation]:
+    """Each failure mode of the campaign in `run` with the fix rates of its rule's attributes and of
+    a control (see the module docstring); evaluations stored in `run/confirm/`, resumed from there.
+
+    Args:
+        run: a campaign directory (`searcher hunt`); it is read, never written (only `run/confirm/` is).
+        budget: the most evaluations of the target the whole confirmation may spend, resumes included.
+        min_failures, depth: as `searcher.analysis.explain.explain`: the modes given a rule, the trees' depth.
+        progress: show a progress bar of the evaluations.
+
+    Raises:
+        ParameterError: no campaign or no evaluation there, a bad option, a budget too small for one
+            failure per (mode, attribute), a stored confirmation planned otherwise (another budget,
+            min_failures or depth, or a campaign that has grown since), or a generator that no
+            longer renders the campaign's trials as they were stored.
+    """
+    budget = check_int("budget", budget, 1)
+    min_failures, depth = check_int("min_failures", min_failures, 1), check_int("depth", depth, 1, 10)
+    campaign = load_campaign(run)
+    if campaign.trials.empty:
+        raise ParameterError(f"{campaign.dir} holds no evaluations yet; run the campaign first.")
+    import generators
+
+    settings = CampaignConfig.with_defaults(campaign.config)
+    config = CampaignConfig(**{**{k: v for k, v in settings.items() if k in CampaignConfig.keys()}, "out": str(campaign.dir)})
+    generator = generators.load(config.generator, **dict(config.generator_options))
+    space, _ = search_space(generator.space, config.vary, config.fix, config.cube)
+    trials = campaign.trials
+    modes = mode_labels([trials], [config.strategy], blocks=space.cube.blocks)[0]
+    rules = explain_modes(trials, space, modes, campaign.vocabulary, min_failures=min_failures, depth=depth)
+    objective = config.spec().build(generator)
+    batches, skipped = _plan(trials, space, modes, rules, objective.judge, budget, config.seed)
+    counts: dict[int, Intervention] = {}
+    if batches:
+        options = {"budget": budget, "min_failures": min_failures, "depth": depth}
+        counts = _run(campaign, config, space, objective, batches, options, progress)
+    return [ModeConfirmation(rule, tuple(counts[k] for k, b in enumerate(batches) if b.mode == rule.mode), skipped.get(rule.mode, {}))
+            for rule in rules]
+
+
+# --------------------------------------------------------------------------- the plan
+
+
+def _plan(trials: pd.DataFrame, space: Space, modes: np.ndarray, rules: list[ModeRule], judge: Judge, budget: int,
+          seed: int) -> tuple[list[_Batch], dict[int, dict[str, str]]]:
+    """The batches to evaluate (every ruled mode's attributes, then its control), each mode's
+    failures drawn to one cap that fits `budget`; and per mode, the attributes not set back and why."""
+    loss = pd.to_numeric(trials["loss"], errors="coerce").to_numpy(float)
+    judged = ~np.isnan(loss) & trials["error"].isna().to_numpy() & trials["excluded"].isna().to_numpy() & ~repeated(trials["x"].tolist())
+    passes = judged & (loss < FAILURE)
+    settings: list[tuple[int, str, Any, bool]] = []  # (mode, attribute, value, control)
+    skipped: dict[int, dict[str, str]] = {}
+    for rule in rules:
+        if rule.rule is None:
+            continue
+        mine = modes == rule.mode
+        why: dict[str, str] = {}
+        for name, bound in rule.rule.items():
+            reason = _not_settable(name, space, judge)
+            value = None if reason else _set_back(space[name], bound, trials[f"param.{name}"].to_numpy()[passes])
+            if reason is None and value is None:
+                reason = "no pass of the campaign lies outside the rule on it, so there is nowhere to set it back to"
+            if reason:
+                why[name] = reason
+            else:
+                settings.append((rule.mode, name, value, False))
+        control = _control(space, judge, rule.rule, trials, passes, mine)
+        if control is not None:
+            settings.append((rule.mode, *control, True))
+        skipped[rule.mode] = why
+    if not settings:
+        return [], skipped
+    failures = {m: [(int(s), int(i)) for s, i in trials.loc[modes == m, ["step", "idx"]].itertuples(index=False)]
+                for m in {m for m, *_ in settings}}
+    per_mode = Counter(m for m, *_ in settings)
+    cap = _cap({m: len(f) for m, f in failures.items()}, per_mode, budget)
+    drawn = {}
+    for m, refs in failures.items():
+        order = np.random.default_rng([seed, m]).permutation(len(refs))[: min(cap, len(refs))]
+        drawn[m] = tuple(refs[k] for k in sorted(order.tolist()))
+    return [_Batch(m, name, value, control, drawn[m]) for m, name, value, control in settings], skipped
+
+
+def _not_settable(name: str, space: Space, judge: Judge) -> str | None:
+    """Why the rule's parameter `name` cannot be set back with everything else held, or None."""
+    latent = space.latent is not None and name in space.latent.names
+    if not latent and name not in {p.name for p in space.params}:
+        return ("a rendered attribute the generator takes no parameter for (a latent generator's rule is over what it "
+                "rendered), so it cannot be set alone; latent directions are not fitted here")
+    if latent or "latent coordinate" in (space[name].doc or ""):
+        return ("a latent coordinate, not an attribute: moving it changes whatever else the code holds, so it is not "
+                "set back (no encoder direction is fitted here)")
+    if name in HELD:
+        return "the face itself, which every intervention holds (it keys the render's nuisance draw too)"
+    if name == judge.truth_column:
+        return "the truth the target is judged by: setting it back changes the right answer, not the cause"
+    return None
+
+
+def _set_back(param: Any, bound: list[Any], passed: np.ndarray) -> Any:
+    """Where the passes lie outside the rule's `bound` on `param`: the median of the side holding
+    more of them (numbers), or their most common level outside the rule's (categories); None if none does."""
+    if isinstance(param, Categorical):
+        outside = [v for v in passed.tolist() if v not in bound]
+        if not outside:
+            return None
+        counts = Counter(outside)
+        return max(param.choices, key=lambda c: counts.get(c, 0))  # ties: the first in the space's order
+    v = passed.astype(float)
+    below, above = v[v < bound[0]], v[v > bound[1]]
+    side = below if len(below) >= len(above) else above
+    return _value(param, float(np.median(side))) if len(side) else None
+
+
+def _value(param: Any, value: float) -> Any:
+    return int(round(value)) if isinstance(param, Integer) else value
+
+
+def _control(space: Space, judge: Judge, rule: dict[str, list[Any]], trials: pd.DataFrame, passes: np.ndarray,
+             mine: np.ndarray) -> tuple[str, float] | None:
+    """The control: the continuous parameter outside the rule whose passes' median lies farthest,
+    in units of its range, from the median of the mode's failures; with that median. Ties go to
+    the first in the space's order; None when no parameter qualifies."""
+    if not passes.any():
+        return None
+    best: tuple[float, str, float] | None = None
+    for p in space.params:
+        if not isinstance(p, Continuous) or p.name in rule or _not_settable(p.name, space, judge):
+            continue
+        values = trials[f"param.{p.name}"].to_numpy(float)
+        median = float(np.median(values[passes]))
+        distance = abs(median - float(np.median(values[mine]))) / (p.high - p.low)
+        if best is None or distance > best[0]:
+            best = (distance, p.name, median)
+    return None if best is None else (best[1], best[2])
+
+
+def _cap(failures: dict[int, int], batches: Counter, budget: int) -> int:
+    """The largest number of failures per mode such that every batch of every mode fits `budget`
+    together (a mode with fewer failures re-renders all of them)."""
+
+    def cost(cap: int) -> int:
+        return sum(batches[m] * min(cap, n) for m, n in failures.items())
+
+    cap = 0
+    while cap < max(failures.values()) and cost(cap + 1) <= budget:
+        cap += 1
+    if cap == 0:
+        raise ParameterError(f"A confirmation budget of {budget} cannot re-render even one failure for each of the "
+                             f"{sum(batches.values())} (mode, attribute) batches; give at least {cost(1)}.")
+    return cap
+
+
+# --------------------------------------------------------------------------- the evaluations
+
+
+def _run(campaign: CampaignResult, config: CampaignConfig, space: Space, objective: Any, batches: list[_Batch],
+         options: dict[str, int], progress: bool) -> dict[int, Intervention]:
+    """Evaluates the batches not yet committed in `RUN/confirm/` (under its lock) and counts every
+    batch; a store planned otherwise (other `options`: budget, min_failures, depth; or another
+    campaign) is refused, never mixed in."""
+    from tqdm import tqdm
+
+    folder = campaign.dir / FOLDER
+    plan = json.loads(json.dumps([b.to_dict() for b in batches]))
+    lock = DirectoryLock(folder)
+    lock.acquire()
+    try:
+        store = Store(folder)
+        try:
+            stored = store.config
+            if stored is not None and stored.get("confirm") != plan:
+                was = stored.get("options") or {}
+                changed = [f"{k.replace('_', '-')} {was.get(k)}, not {v}" for k, v in options.items() if was.get(k) != v]
+                why = (f"with {'; '.join(changed)}: confirm again with those" if changed else
+                       "for the campaign as it was (it has changed since, or explain finds other rules now)")
+                raise ParameterError(f"{folder} holds a confirmation planned {why}, or move {folder} aside to confirm afresh.")
+            if stored is None:
+                store.save_config({**campaign.config, "out": str(folder), "budget": options["budget"], "options": options,
+                                   "confirm": plan})
+            done = {s for s, _, _ in store.steps()}
+            params = dict(zip(zip(campaign.trials["step"], campaign.trials["idx"]), campaign.trials["params"]))
+            images = dict(zip(zip(campaign.trials["step"], campaign.trials["idx"]), campaign.trials["image"]))
+            todo = [k for k in range(len(batches)) if k not in done]
+            if todo:
+                _check_rerender(campaign, objective, config.seed, params, images, batches[todo[0]].trials)
+                executor = make_executor(None, config.spec(), objective=objective)
+                total = sum(len(b.trials) for b in batches)
+                try:
+                    with tqdm(total=total, initial=total - sum(len(batches[k].trials) for k in todo), unit="eval",
+                              desc="confirm", disable=not progress) as bar:
+                        for k in todo:
+                            _evaluate(store, executor, space, k, batches[k], params, config.seed)
+                            bar.update(len(batches[k].trials))
+                finally:
+                    executor.close()
+            return _counts(store.trials(), batches)
+        finally:
+            store.close()
+    finally:
+        lock.release()
+
+
+def _check_rerender(campaign: CampaignResult, objective: Any, seed: int, params: dict, images: dict,
+                    refs: tuple[tuple[int, int], ...]) -> None:
+    """Refuses a generator that renders the failures `refs` (rendered unchanged, in one batch as
+    their interventions will be) otherwise than the campaign stored them: an intervention would then
+    change more than its one attribute. Within `RENDER_TOLERANCE` counts as the same render."""
+    stored = Store(campaign.dir, readonly=True)
+    try:
+        again = objective.generator.generate([params[ref] for ref in refs], seed=seed).images
+        for ref, image in zip(refs, again):
+            if not isinstance(images[ref], str):
+                continue
+            before = stored.load_image(images[ref])
+            if image.shape != before.shape or np.abs(image.astype(int) - before.astype(int)).max() > RENDER_TOLERANCE:
+                raise ParameterError(f"The generator renders trial {ref[0]}.{ref[1]} of {campaign.dir} otherwise than the campaign "
+                                     "stored it (another version or options?), so setting one attribute back would change more "
+                                     "than that attribute; confirm with the generator that ran the campaign.")
+    finally:
+        stored.close()
+
+
+def _evaluate(store: Store, executor: Any, space: Space, step: int, batch: _Batch, params: dict, seed: int) -> None:
+    """Evaluates the re-renders of `batch` not stored yet, stores them, then commits the step."""
+    have = store.step_trials(step)
+    missing = [k for k in range(len(batch.trials)) if k not in have]
+    if missing:
+        rows = [{**params[batch.trials[k]], batch.attribute: batch.value} for k in missing]
+        X = space.to_unit([{n: r[n] for n in space.names} for r in rows])
+        outcomes = executor.evaluate(rows, seed)
+        with store.transaction():
+            for k, x, (outcome, worker) in zip(missing, X, outcomes):
+                store.add_trial(step, k, x, outcome, worker, source=SOURCE)
+    store.finish_step(step, len(batch.trials), {"mode": batch.mode, "attribute": batch.attribute, "control": batch.control})
+
+
+def _counts(stored: pd.DataFrame, batches: list[_Batch]) -> dict[int, Intervention]:
+    """Per batch, what the target said of its re-renders."""
+    out = {}
+    for k, b in enumerate(batches):
+        t = stored[stored["step"] == k]
+        loss = pd.to_numeric(t["loss"], errors="coerce").to_numpy(float)
+        errors = t["error"].notna().to_numpy()
+        out[k] = Intervention(b.attribute, b.value, b.control, len(t), int((loss < FAILURE).sum()), int((loss >= FAILURE).sum()),
+                              int(errors.sum()), int((t["excluded"].notna().to_numpy() & ~errors).sum()))
+    return out
