@@ -29,7 +29,7 @@ demo: $(STAMP)
 
 test: $(STAMP)
 	$(BIN)/ruff check .
-	$(BIN)/python -m pytest -q -n auto
+	OMP_NUM_THREADS=1 $(BIN)/python -m pytest -q -n auto  # one thread per worker: the workers already fill the cores
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/render_speed.py
