@@ -177,12 +177,22 @@ class CampaignConfig:
             store.close()
         if config is None:
             raise ParameterError(f"The campaign at {path} has no configuration stored.")
-        settings = {**cls.with_defaults(config), "out": str(path)}
+        return cls.from_stored(config, path)
+
+    @classmethod
+    def from_stored(cls, stored: Mapping[str, Any], directory: str | Path) -> CampaignConfig:
+        """The configuration `stored` in the campaign at `directory`, checked as a new one is (what
+        a resume and `searcher doctor` parse)."""
+        settings = {**cls.with_defaults(stored), "out": str(directory)}
         unknown = sorted(set(settings) - set(cls.keys()))
         if unknown:
-            raise ParameterError(f"The campaign at {path} stores settings this version does not know ({', '.join(unknown)}); "
-                                 f"`searcher doctor {path}` says what can be saved.")
+            raise ParameterError(f"The campaign at {directory} stores settings this version does not know ({', '.join(unknown)}); "
+                                 f"`searcher doctor {directory}` says what can be saved.")
         return cls(**settings)
+
+    def strategy_arguments(self) -> dict[str, Any]:
+        """The options the strategy is built with: `strategy_options`, and `alpha` where it is set."""
+        return {**self.strategy_options, **({"alpha": self.alpha} if self.alpha is not None else {})}
 
     @classmethod
     def with_defaults(cls, stored: Mapping[str, Any]) -> dict[str, Any]:

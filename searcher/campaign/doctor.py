@@ -197,7 +197,7 @@ def _check_config(contents: _Contents) -> tuple[int | None, Any]:
     try:
         if not isinstance(stored, dict):
             raise ParameterError(f"not a JSON object: {str(text)[:80]!r}")
-        config = CampaignConfig(**{**CampaignConfig.with_defaults(stored), "out": str(up.dir)})
+        config = CampaignConfig.from_stored(stored, up.dir)
     except (SearcherError, TypeError, ValueError) as exc:
         up.config_problem = str(exc)
         return None, None
@@ -218,10 +218,7 @@ def _resumed_strategy(config: Any) -> tuple[int, Any]:
 
     generator = generators.load(config.generator, **dict(config.generator_options))
     space, _ = search_space(generator.space, config.vary, config.fix, config.cube)
-    options = dict(config.strategy_options)
-    if config.alpha is not None:
-        options["alpha"] = config.alpha
-    return space.dim, make_strategy(config.strategy, space, seed=config.seed, budget=config.budget, **options)
+    return space.dim, make_strategy(config.strategy, space, seed=config.seed, budget=config.budget, **config.strategy_arguments())
 
 
 def _read_rows(db: sqlite3.Connection, table: str, order: str) -> tuple[list[dict[str, Any]], int, str | None]:

@@ -285,9 +285,6 @@ def set_up(campaign: CampaignConfig) -> SetUp:
     c = campaign
     generator = generators.load(c.generator, **dict(c.generator_options))  # fails fast on a bad name
     space, held = search_space(generator.space, c.vary, c.fix, c.cube)
-    options = dict(c.strategy_options)
-    if c.alpha is not None:
-        options["alpha"] = c.alpha
     objective = c.spec().build(generator)  # the target and loss too, before anything is evaluated
     unjudged = None
     if objective.judge.task == "classify":  # the truth it is judged by exists and is a number: one render shows it
@@ -296,7 +293,7 @@ def set_up(campaign: CampaignConfig) -> SetUp:
         objective.judge.check(truth)
         _check_cut(objective.judge, generator.space)
         unjudged = unjudged_band(objective.judge, space, shown, truth)
-    strategy = make_strategy(c.strategy, space, seed=c.seed, budget=c.budget, unjudged=unjudged, **options)
+    strategy = make_strategy(c.strategy, space, seed=c.seed, budget=c.budget, unjudged=unjudged, **c.strategy_arguments())
     return SetUp(space, held, objective, strategy)
 
 

@@ -18,13 +18,9 @@ PLANTED = {"dim": 4, "k": 3, "volume": 0.3, "seed": 1}
 
 
 @pytest.fixture(scope="module")
-def planted(tmp_path_factory):
-    from searcher.campaign import Campaign
-
-    out = tmp_path_factory.mktemp("explain") / "random"
-    Campaign(generator="planted", target="planted", strategy="random", budget=600, batch=200, out=str(out),
-             generator_options=PLANTED, target_options=PLANTED).run(progress=False)
-    return out
+def planted(stored_campaign):
+    return stored_campaign("random", generator="planted", target="planted", strategy="random", budget=600, batch=200,
+                           generator_options=PLANTED, target_options=PLANTED)
 
 
 def _iou(lo: np.ndarray, hi: np.ndarray, lower: np.ndarray, upper: np.ndarray) -> float:

@@ -24,19 +24,6 @@ from searcher.export.select import quotas, weights
 datasets = pytest.importorskip("datasets")
 
 
-@pytest.fixture(scope="module")
-def gender_campaign(stored_campaign):
-    """400 random evaluations of gender-cnn on 64 px faces (a few seconds): failures, successes, ambiguous truths."""
-    return stored_campaign("gender", generator="faces", target="gender-cnn", strategy="random", budget=400, batch=50, seed=0,
-                           generator_options={"resolution": 64})
-
-
-@pytest.fixture(scope="module")
-def haar_campaign(stored_campaign):
-    return stored_campaign("haar", generator="faces", target="haar-face", strategy="random", budget=60, batch=20, seed=1,
-                           generator_options={"resolution": 96})
-
-
 def _pixels(png: bytes) -> np.ndarray:
     return np.asarray(Image.open(io.BytesIO(png)).convert("RGB"))
 

@@ -22,19 +22,6 @@ datasets = pytest.importorskip("datasets")
 pq = pytest.importorskip("pyarrow.parquet")
 
 
-@pytest.fixture(scope="module")
-def gender_campaign(stored_campaign):
-    """The campaign of test_export.py (built once per session): 400 random evaluations of gender-cnn."""
-    return stored_campaign("gender", generator="faces", target="gender-cnn", strategy="random", budget=400, batch=50, seed=0,
-                           generator_options={"resolution": 64})
-
-
-@pytest.fixture(scope="module")
-def haar_campaign(stored_campaign):
-    return stored_campaign("haar", generator="faces", target="haar-face", strategy="random", budget=60, batch=20, seed=1,
-                           generator_options={"resolution": 96})
-
-
 @pytest.fixture
 def load(tmp_path, monkeypatch):
     """`load(directory)`: `datasets.load_dataset(directory)["train"]`, as the export's README says, offline."""
