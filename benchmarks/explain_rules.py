@@ -5,6 +5,7 @@ parameter the rule leaves open spans its full range, a categorical one counts it
     python benchmarks/explain_rules.py --strategies bo-modes --budget 400   # the suite's boxes, bo-modes
     python benchmarks/explain_rules.py --strategies random --budget 1000    # the suite's boxes, random search
     python benchmarks/explain_rules.py --covered --strategies random --budget 1000
+    python benchmarks/explain_rules.py --strategies bo-modes --budget 400 --probe 1   # the rules `explain --probe` measures
 
 Cases: the suite's box cases (`searcher.bench.cases`), on which the rule learner was built, and the
 same specifications with their regions placed afresh (`HELD_OUT`'s layouts), only reported. Random
@@ -15,7 +16,9 @@ layouts 2-4 held out). Each campaign runs by ask/tell without images, seed 0
 its trials, modes (`mode_labels`, as `searcher report` cuts them) and rules (`explain_modes`) are the
 command's. A mode's box is the planted region most of its failures lie in. Prints, per case and
 strategy: failures, modes with >= 10 failures, how many reach IoU 0.5, the median and least IoU, the least
-precision of a rule, and the seconds `explain_modes` took.
+precision of a rule, and the seconds `explain_modes` took. `--probe STARTS` scores the rules measured
+by intervention instead (`searcher.analysis.probe`, the algorithm of `searcher explain --probe`,
+asking the planted answer directly), and counts the evaluations they cost.
 """
 
 from __future__ import annotations
@@ -31,6 +34,7 @@ import pandas as pd
 
 from searcher.analysis.explain import explain_modes
 from searcher.analysis.modes import mode_labels
+from searcher.analysis.probe import Bisection, central
 from searcher.bench.cases import HELD_OUT, SUITE, Case
 from searcher.bench.planted import ask_tell
 from searcher.objective import FAILURE
@@ -67,7 +71,7 @@ def iou(rule: Mapping[str, Sequence[Any]], regions: PlantedRegions, box: int) ->
     ours, theirs = float(np.prod(hi - lo)), float(np.prod(regions.upper[box] - regions.lower[box]))
     if regions.categories:
         levels = rule.get("c", [f"c{j}" for j in range(regions.categories)])
-        inter *= f"c{regions.levels[box]}" in levels
+        inter *= (f"c{regions.levels[box]}" in levels) / regions.categories
         ours *= len(levels) / regions.categories
         theirs /= regions.categories
     return inter / (ours + theirs - inter)
@@ -91,13 +95,35 @@ def campaign(case: Case, strategy: str, budget: int, cache: Path, seed: int = 0)
     return trials, regions
 
 
-def score(case: Case, strategy: str, budget: int, cache: Path) -> dict[str, Any]:
-    """One row of the table: the case's campaign, its modes' rules and their IoU with their boxes."""
+def probed(rules: Sequence[Any], trials: pd.DataFrame, modes: np.ndarray, regions: PlantedRegions, starts: int) -> tuple[list[Any], int]:
+    """The rules measured by intervention (`searcher.analysis.probe`), as `searcher explain --probe`
+    measures them: from each ruled mode's `starts` most central failures, every parameter bisected
+    toward each end against the planted answer. Returns the rules and the evaluations they cost."""
+    space, X = regions.space, np.array(trials["x"].tolist(), float)
+    params, given, cost = space.from_unit(X), {}, 0
+    for m in rules:
+        if m.rule is None:
+            continue
+        b = Bisection([params[i] for i in central(X, np.flatnonzero(modes == m.mode), starts)], space, space.names)
+        while not b.done():
+            rows = b.rows()
+            cost += len(rows)
+            b.tell(regions.loss(space.to_unit(rows)) >= FAILURE)
+        given[m.mode] = b.rule()
+    return explain_modes(trials, space, modes, given=given), cost
+
+
+def score(case: Case, strategy: str, budget: int, cache: Path, starts: int = 0) -> dict[str, Any]:
+    """One row of the table: the case's campaign, its modes' rules (probed from `starts` failures a
+    mode when `starts` > 0) and their IoU with their boxes."""
     trials, regions = campaign(case, strategy, budget, cache)
     modes = mode_labels([trials], [strategy], blocks=regions.space.cube.blocks)[0]
     start = time.perf_counter()
     rules = explain_modes(trials, regions.space, modes)
     seconds = time.perf_counter() - start
+    cost = 0
+    if starts:
+        rules, cost = probed(rules, trials, modes, regions, starts)
     region = regions.region_of(np.array(trials["x"].tolist()))
     ruled = [m for m in rules if m.rule is not None]
     ious = []
@@ -107,7 +133,7 @@ def score(case: Case, strategy: str, budget: int, cache: Path) -> dict[str, Any]
     return {"case": case.name, "strategy": strategy, "failures": int((trials["loss"] >= FAILURE).sum()), "modes": len(ious),
             "iou>=0.5": sum(v >= 0.5 for v in ious), "median IoU": float(np.median(ious)) if ious else float("nan"),
             "min IoU": min(ious, default=float("nan")), "min precision": min((m.precision[0] for m in ruled), default=float("nan")),
-            "explain s": seconds}
+            "explain s": seconds, **({"probe evaluations": cost} if starts else {})}
 
 
 def main() -> None:
@@ -118,6 +144,8 @@ def main() -> None:
     ap.add_argument("--cache", type=Path, default=Path("runs/explain_rules"), help="where the campaigns' points are kept (default: runs/explain_rules)")
     ap.add_argument("--held-out", choices=("yes", "no", "only"), default="yes", help="run the held-out cases too, not, or only them")
     ap.add_argument("--covered", action="store_true", help="instead of the suite's boxes, the larger boxes of COVERED, random search only")
+    ap.add_argument("--probe", type=int, default=0, metavar="STARTS",
+                    help="score the rules `explain --probe` measures from STARTS failures a mode (default: 0, the rules read off the campaign)")
     args = ap.parse_args()
     if args.covered:
         tune, held = covered([0]), covered(COVERED_HELD_OUT)
@@ -127,7 +155,7 @@ def main() -> None:
     parts = {"yes": (("tune cases (layout 0, the suite's)", tune), ("held-out cases (regions placed afresh)", held)),
              "no": (("tune cases (layout 0, the suite's)", tune),), "only": (("held-out cases (regions placed afresh)", held),)}
     for title, cases in parts[args.held_out]:
-        rows = [score(case, s, args.budget, args.cache) for case in cases for s in args.strategies.split(",")]
+        rows = [score(case, s, args.budget, args.cache, args.probe) for case in cases for s in args.strategies.split(",")]
         table = pd.DataFrame(rows)
         total, hit = int(table["modes"].sum()), int(table["iou>=0.5"].sum())
         print(f"\n{title}: {hit} of {total} modes with >= 10 failures reach IoU 0.5\n")

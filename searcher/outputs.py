@@ -30,7 +30,7 @@ from pathlib import Path
 
 from searcher.errors import ParameterError
 
-__all__ = ["STORE_FILE", "check_output_dir", "check_output_file", "leave_marker"]
+__all__ = ["STORE_FILE", "check_output_dir", "check_output_file", "leave_marker", "write_text"]
 
 #: the file that makes a directory a campaign (`searcher.campaign.store.Store.path`; a test keeps the two equal).
 STORE_FILE = "campaign.sqlite"
@@ -97,6 +97,14 @@ def _within(inner: Path, outer: Path) -> bool:
     return inner == outer or outer in inner.parents
 
 
+def _named(path: str | os.PathLike, flag: str) -> Path:
+    """`path` as a `Path`; an empty or blank one (an unset shell variable) is refused, never taken
+    as the working directory or written as a file named by spaces."""
+    if not str(path).strip():
+        raise ParameterError(f"{flag} must name a file or directory. Got {str(path)!r} instead. Nothing was written.")
+    return Path(path)
+
+
 def check_output_file(path: str | os.PathLike, *, flag: str = "--out") -> Path:
     """Checks `path` as a file output: new, or a regular file that may be replaced.
 
@@ -111,7 +119,7 @@ def check_output_file(path: str | os.PathLike, *, flag: str = "--out") -> Path:
         ParameterError: `path` is a directory, a link, a FIFO, a socket or a device, a campaign's
             store file, or cannot be created (its parent is a file).
     """
-    path = Path(path)
+    path = _named(path, flag)
     st = _lstat(path, flag)
     if st is None:
         return path
@@ -141,7 +149,7 @@ def check_output_dir(path: str | os.PathLike, *, flag: str = "--out", replace: b
     Raises:
         ParameterError: see the module docstring; nothing has been written then.
     """
-    path = Path(path)
+    path = _named(path, flag)
     st = _lstat(path, flag)
     if st is not None:
         _refuse_special(path, st.st_mode, flag, "directory")
@@ -209,3 +217,28 @@ def leave_marker(directory: str | os.PathLike, marker: str, command: str) -> Non
     """Writes the marker that lets `command --overwrite` recognise `directory` as its own output."""
     (Path(directory) / marker).write_text(f"Written by `{command}`; `{command} --overwrite` may replace this directory.\n",
                                           encoding="utf-8")
+
+
+def write_text(path: str | os.PathLike, text: str, *, what: str = "", hint: str = "Nothing was written there.") -> Path:
+    """Writes `text` to `path` whole or not at all: through a temporary file beside it, renamed into
+    place, so that a reader (a browser reloading a report), or a rerun after `kill -9`, finds the old
+    file or the new one, never half of one. `path` is checked first (`check_output_file`): a link,
+    a FIFO, a device or a directory there is refused, never replaced. `what` and `hint` word the
+    error ("Cannot write the report to PATH: ... HINT"). Returns `path`.
+
+    Raises:
+        ParameterError: `path` is refused (see `check_output_file`), or cannot be written (nothing was).
+    """
+    path = check_output_file(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        tmp.write_text(text, encoding="utf-8")
+        os.replace(tmp, path)
+    except OSError as exc:  # a read-only directory, a full disk
+        tmp.unlink(missing_ok=True)
+        raise ParameterError(f"Cannot write {what + ' to ' if what else ''}{path}: {exc.strerror or exc}. {hint}") from None
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+    return path

@@ -44,7 +44,7 @@ class Registry:
 
     def factory(self, name: str) -> Any:
         """The class or function registered as `name` (its module is imported now)."""
-        if name not in self._entries:
+        if not isinstance(name, str) or name not in self._entries:  # an unhashable name is unknown too, not a TypeError
             raise PluginError(f"Unknown {self.kind} {name!r}. Available {self.kind_plural}: {', '.join(self._entries)}.")
         module, _, attr = self._entries[name][0].partition(":")
         return getattr(importlib.import_module(module), attr)

@@ -34,7 +34,7 @@ import numpy as np
 
 from searcher.errors import ParameterError
 
-__all__ = ["ENTRY_POINTS", "ENV_REFERENCE", "FLAG", "NAME", "NAMES", "PATH", "STRING", "TABLE", "Interval", "ListOf",
+__all__ = ["CAMPAIGN", "ENTRY_POINTS", "ENV_REFERENCE", "FLAG", "NAME", "NAMES", "PATH", "STRING", "TABLE", "Interval", "ListOf",
            "Options", "check_choice", "check_flag", "check_int", "check_names", "check_number", "check_params",
            "checked", "invalid"]
 
@@ -175,7 +175,15 @@ def _table(value: Any) -> dict[Any, Any]:
     return dict(value)
 
 
+def _campaign(value: Any) -> Any:
+    """A loaded campaign (`searcher.campaign.CampaignResult`, told by its name: this module imports no layer above it)."""
+    if not any(c.__name__ == "CampaignResult" for c in type(value).__mro__):
+        raise _Refused
+    return value
+
+
 PATH = _Kind("a path (a str or os.PathLike)", _path)
+CAMPAIGN = _Kind("a loaded campaign (CampaignResult)", _campaign)
 NAME = _Kind("a name (a non-empty string)", _name)
 NAMES = _Kind("names (a list of strings, or one string of them separated by commas)", _names)
 STRING = _Kind("a string", _string)
@@ -292,6 +300,22 @@ ENTRY_POINTS: dict[str, dict[str, list[Constraint]]] = {
     "retrain": {"target": [None, NAME], "hard": [None, PATH], "seeds": [ListOf(Interval(int), min_len=1)], "out": [PATH],
                 "arms": [NAMES], "budget": _COUNT, "strategy": [NAME], "train_n": [None, Interval(int, 1)],
                 "epochs": [None, Interval(int, 1)], "test_n": _COUNT, "progress": [FLAG]},
+    "fix": {"target": [NAME], "generator": [NAME], "out": [PATH], "budget": _COUNT, "strategy": [NAME],
+            "seed": [Interval(int, 0, SEED_MAX)], "confirm_budget": [None, Interval(int, 1)], "n": _COUNT, "seeds": _SEEDS,
+            "arms": [NAMES], "weights": [ListOf(Interval(int, 1), min_len=1)], "min_failures": _COUNT, "depth": [Interval(int, 1, 10)],
+            "train_n": [None, Interval(int, 1)], "epochs": [None, Interval(int, 1)], "test_n": _COUNT, "progress": [FLAG]},
+    "explain": {"run": [PATH, CAMPAIGN], "min_failures": _COUNT, "depth": [Interval(int, 1, 10)]},
+    "confirm": {"run": [PATH], "budget": _COUNT, "min_failures": _COUNT, "depth": [Interval(int, 1, 10)], "progress": [FLAG]},
+    "probe": {"run": [PATH], "budget": _COUNT, "starts": _COUNT, "steps": [Interval(int, 1, 20)], "min_failures": _COUNT,
+              "depth": [Interval(int, 1, 10)], "progress": [FLAG]},
+    "report": {"directory": [PATH], "out": [None, PATH], "limit": _COUNT, "n_boot": [Interval(int, 0)], "seed": [Interval(int, 0)],
+               "retrain": [None, PATH]},
+    "verify": {"out": [PATH], "generator": [NAME], "vary": [NAMES], "target": [NAME], "target_options": [None, TABLE],
+               "progress": [FLAG]},
+    "bench": {"out": [PATH], "strategies": [NAMES], "under": [NAME], "strategy_options": [None, TABLE], "progress": [FLAG]},
+    "annotate.app": {"directory": [PATH], "attributes": [NAMES], "annotator": [NAME], "hosts": [ListOf(NAME, min_len=1)]},
+    "annotate.serve": {"directory": [PATH], "attributes": [NAMES], "annotator": [NAME], "host": [NAME],
+                       "port": [Interval(int, 0, 65535)]},
 }
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -304,9 +328,14 @@ def checked(entry_point: str) -> Callable[[F], F]:
 
     def decorate(function: F) -> F:
         signature = inspect.signature(function)
+        params = signature.parameters
+        takes_any = any(p.kind is p.VAR_KEYWORD for p in params.values())
+        keywords = [n for n, p in params.items() if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)]
 
         @functools.wraps(function)
         def wrapper(*args: Any, **kwargs: Any) -> Any:
+            if not takes_any:  # an unknown keyword is named with the valid ones, before a missing argument
+                check_names(kwargs, keywords, what=f"{entry_point} argument")
             try:
                 bound = signature.bind(*args, **kwargs)
             except TypeError as exc:

@@ -98,8 +98,10 @@ class SpendingTarget(Target, Protocol):
 
     cap_options: tuple[str, ...]
 
-    def spending(self) -> dict[str, Any]:
-        """What has been spent so far (this run and those restored), as JSON-able values."""
+    def spending(self, ahead: int = 0) -> dict[str, Any]:
+        """What has been spent so far (this run and those restored), as JSON-able values; with
+        `ahead`, the most it can have spent once `ahead` more images are sent (the campaign stores
+        that before sending them, so a kill -9 mid-batch gives nothing back)."""
         ...
 
     def restore_spending(self, state: Mapping[str, Any]) -> None:

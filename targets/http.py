@@ -89,7 +89,8 @@ class HttpTarget:
         max_in_flight: requests sent at once.
         rate_limit: requests per second at most, or None for no limit.
         timeout: seconds one request may take in all (connecting, sending, reading the whole
-            answer); past it the request is abandoned at its next read and counts as timed out.
+            answer, headers dripped a byte at a time included); past it the request is abandoned
+            and counts as timed out.
         max_response_bytes: the largest answer read (after decompression); a larger one is an
             error for that image, not retried.
         retries: further attempts after a timeout, connection error, 429 or 5xx.
@@ -179,10 +180,17 @@ class HttpTarget:
         """True once one more request would spend past the budget."""
         return self.budget is not None and self.spent + self.cost_per_call > self.budget + 1e-9
 
-    def spending(self) -> dict[str, Any]:
-        """Requests sent and what they cost so far, with the cap and price they were sent under."""
+    def spending(self, ahead: int = 0) -> dict[str, Any]:
+        """Requests sent and what they cost so far, with the cap and price they were sent under; with
+        `ahead`, as if that many more images were sent with all their attempts (as far as the budget
+        lets them): the record a campaign stores before sending them, so a kill -9 while they are in
+        flight cannot give back what they spend."""
         with self._lock:
-            return {"requests": self.requests_sent, "spent": self.spent, "budget": self.budget, "cost_per_call": self.cost_per_call}
+            more = ahead * (self.retries + 1)
+            if self.budget is not None and self.cost_per_call > 0:
+                more = min(more, max(0, math.floor((self.budget - self.spent) / self.cost_per_call + 1e-9)))
+            return {"requests": self.requests_sent + more, "spent": self.spent + more * self.cost_per_call,
+                    "budget": self.budget, "cost_per_call": self.cost_per_call}
 
     def restore_spending(self, state: Mapping[str, Any]) -> None:
         """Continues the counts of `spending()` from an earlier run (the cap and price are this target's own)."""
@@ -271,7 +279,9 @@ class HttpTarget:
         """The connection pool, made once: building one costs about 0.1 s (its TLS context)."""
         with self._lock:
             if self._client is None:
-                limits = httpx.Limits(max_connections=self.max_in_flight, max_keepalive_connections=self.max_in_flight)
+                # No bound on connections: an attempt left behind at its deadline holds its own until it ends,
+                # and must not make the next attempts wait for a free one (`_parallel` bounds those in flight).
+                limits = httpx.Limits(max_connections=None, max_keepalive_connections=self.max_in_flight)
                 self._client = httpx.Client(timeout=self.timeout, limits=limits, transport=self._transport)
             return self._client
 
@@ -313,9 +323,31 @@ class HttpTarget:
         time.sleep(start - now)
 
     def _attempt(self, url: str, headers: dict[str, str], key: str, png: bytes) -> tuple[Answer | str, bool]:
+        """One request, bounded by `timeout` from connecting to the last byte: it runs on a daemon thread
+        that is waited for until the deadline and then left behind. httpx's timeout bounds each read, so
+        a status line and headers dripped a byte at a time would otherwise hold the request for as long
+        as the server likes; the body is also read against the deadline, which ends such a thread soon."""
+        deadline = time.monotonic() + self.timeout
+        done: list[tuple[Answer | str, bool] | BaseException] = []
+
+        def request() -> None:
+            try:
+                done.append(self._request(url, headers, key, png, deadline))
+            except BaseException as exc:  # noqa: BLE001 - raised again on the waiting thread
+                done.append(exc)
+
+        thread = threading.Thread(target=request, name="http-request", daemon=True)
+        thread.start()
+        thread.join(self.timeout)
+        if not done:
+            return "timed out", True
+        if isinstance(done[0], BaseException):
+            raise done[0]
+        return done[0]
+
+    def _request(self, url: str, headers: dict[str, str], key: str, png: bytes, deadline: float) -> tuple[Answer | str, bool]:
         """One request: its answer or why there is none, and whether that is worth retrying (a timeout,
         a lost connection, 429, 5xx). Exception texts are dropped: they may quote headers or the URL."""
-        deadline = time.monotonic() + self.timeout
         try:
             with self._http().stream(self.method, url, **self._body(png, headers)) as response:
                 if response.status_code == 429 or response.status_code >= 500:
@@ -345,8 +377,6 @@ class HttpTarget:
             if time.monotonic() > deadline:
                 raise httpx.ReadTimeout("the request's deadline passed")
             chunks.append(chunk)
-        if time.monotonic() > deadline:  # headers dripped until past it
-            raise httpx.ReadTimeout("the request's deadline passed")
         return b"".join(chunks)
 
     def _body(self, png: bytes, headers: dict[str, str]) -> dict[str, Any]:

@@ -29,7 +29,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from searcher.errors import PluginError, TargetError
+from searcher.errors import ParameterError, PluginError, TargetError
 from targets.base import Predictions, check_images
 
 __all__ = ["CHANNEL_ORDERS", "ImageClassifier", "OnnxTarget", "TorchScriptTarget"]
@@ -66,12 +66,12 @@ class ImageClassifier:
         self.labels = _check_labels(labels)
         self.input_size = _check_size(input_size)
         if channel_order not in CHANNEL_ORDERS:
-            raise ValueError(f"The 'channel_order' option must be one of {', '.join(CHANNEL_ORDERS)}. Got {channel_order!r} instead.")
+            raise ParameterError(f"The 'channel_order' option must be one of {', '.join(CHANNEL_ORDERS)}. Got {channel_order!r} instead.")
         self.channel_order = channel_order
         self.mean = _check_triple("mean", mean, positive=False)
         self.std = _check_triple("std", std, positive=True)
         if isinstance(batch_size, bool) or not isinstance(batch_size, (int, np.integer)) or batch_size < 1:
-            raise ValueError(f"The 'batch_size' option must be a positive integer. Got {batch_size!r} instead.")
+            raise ParameterError(f"The 'batch_size' option must be a positive integer. Got {batch_size!r} instead.")
         self.batch_size = int(batch_size)
 
     def preprocess(self, images: np.ndarray) -> torch.Tensor:
@@ -113,9 +113,9 @@ class ImageClassifier:
         try:
             out = np.asarray(self._logits(torch.zeros(1, 3, h, w)))
         except Exception as exc:
-            raise ValueError(f"The model {source} failed on a 1 x 3 x {h} x {w} input (input_size={self.input_size}): {exc}") from exc
+            raise PluginError(f"The model {source} failed on a 1 x 3 x {h} x {w} input (input_size={self.input_size}): {exc}") from exc
         if out.shape != (1, len(self.labels)):
-            raise ValueError(
+            raise PluginError(
                 f"The model {source} returns shape {out.shape} for one image; expected (1, {len(self.labels)}), "
                 f"one logit per label of {self.labels}."
             )
@@ -194,7 +194,7 @@ class OnnxTarget(ImageClassifier):
             raise PluginError(f"Could not load {self.path} as an ONNX model: {exc}") from exc
         first = self._session.get_inputs()[0]
         if first.type != "tensor(float)":
-            raise ValueError(f"The ONNX model {self.path} takes {first.type} input {first.name!r}; this target feeds tensor(float).")
+            raise PluginError(f"The ONNX model {self.path} takes {first.type} input {first.name!r}; this target feeds tensor(float).")
         self._input = first.name
         if first.shape and first.shape[0] == 1:
             self.batch_size = 1
@@ -216,10 +216,10 @@ def _existing(path: str | os.PathLike, kind: str) -> Path:
 
 def _check_labels(labels: Any) -> tuple[str, ...]:
     if isinstance(labels, str) or not isinstance(labels, Sequence) or len(labels) < 2:
-        raise ValueError(f"The 'labels' option must be a sequence of at least two label names, one per logit. Got {labels!r} instead.")
+        raise ParameterError(f"The 'labels' option must be a sequence of at least two label names, one per logit. Got {labels!r} instead.")
     out = tuple(str(lab) for lab in labels)
     if len(set(out)) != len(out):
-        raise ValueError(f"The 'labels' option must not repeat a name. Got {labels!r} instead.")
+        raise ParameterError(f"The 'labels' option must not repeat a name. Got {labels!r} instead.")
     return out
 
 
@@ -230,7 +230,7 @@ def _check_size(size: Any) -> tuple[int, int]:
         and all(isinstance(s, (int, np.integer)) and not isinstance(s, bool) and s > 0 for s in size)
     )
     if not ok:
-        raise ValueError(f"The 'input_size' option must be (height, width), two positive integers. Got {size!r} instead.")
+        raise ParameterError(f"The 'input_size' option must be (height, width), two positive integers. Got {size!r} instead.")
     return int(size[0]), int(size[1])
 
 
@@ -242,5 +242,5 @@ def _check_triple(name: str, values: Any, positive: bool) -> tuple[float, float,
     bad = len(out) != 3 or not all(math.isfinite(v) and (v > 0 or not positive) for v in out)
     if bad:
         kind = "positive numbers" if positive else "finite numbers"
-        raise ValueError(f"The {name!r} option must be three {kind}, one per channel on the 0..1 scale. Got {values!r} instead.")
+        raise ParameterError(f"The {name!r} option must be three {kind}, one per channel on the 0..1 scale. Got {values!r} instead.")
     return out  # type: ignore[return-value]

@@ -95,3 +95,22 @@ def browser():
         chromium = playwright.chromium.launch(executable_path=executable, args=["--no-sandbox"])
         yield chromium
         chromium.close()
+
+
+@pytest.fixture
+def open_page(browser):
+    """`open_page(path)` -> (page, requests, problems): a Chromium page loaded from the file `path`,
+    with every URL it requested and every console error or warning and script error it raised (a
+    self-contained report requests its own file only, and raises nothing)."""
+
+    def load(path):
+        page = browser.new_page()
+        requests, problems = [], []
+        page.on("request", lambda r: requests.append(r.url))
+        page.on("console", lambda m: problems.append(m.text) if m.type in ("error", "warning") else None)
+        page.on("pageerror", lambda e: problems.append(str(e)))
+        page.goto(path.as_uri())
+        page.wait_for_load_state("load")
+        return page, requests, problems
+
+    return load

@@ -40,6 +40,7 @@ not of the everyday population.
 
 from __future__ import annotations
 
+import json
 import math
 import re
 from collections.abc import Mapping, Sequence
@@ -56,18 +57,21 @@ from searcher.campaign.result import CampaignResult, load_campaign
 from searcher.causal import wilson_interval
 from searcher.errors import ParameterError
 from searcher.objective import FAILURE
+from searcher.outputs import write_text
 from searcher.space import Categorical, Integer, Space
-from searcher.validation import check_int
+from searcher.validation import check_int, checked
 
 if TYPE_CHECKING:
     from generators.base import Vocabulary
 
-__all__ = ["ModeRule", "explain", "explain_modes"]
+__all__ = ["ModeRule", "explain", "explain_modes", "share_text"]
 
 Bounds = dict[str, Any]  # attribute -> [low, high] (numbers, both ends inside) or a set of levels
 _UNITS = {"degrees": "°", "years": " y", "pixels": " px"}  # a unit a parameter's doc names ("head turn in degrees")
 _ROUNDS = 10  # passes of the growing step at most; it stops as soon as a pass moves nothing
 MIN_CUT = 0.05  # a numeric side closer than this share of its range to the range's end is left open (`_prune`)
+FILE = "explain.json"
+"""Where, inside the campaign's directory, its modes in words are written (`write_explained`)."""
 
 
 
@@ -86,6 +90,9 @@ class ModeRule:
         precision, coverage: `(share, low, high)` with Wilson 95% bounds, None without a rule.
         over: what the rule bounds: "parameters" (the generator's) or "truth" (the rendered
             attributes its vocabulary analyses, for a generator searched through a latent code).
+        trials: the campaign's evaluations the rules were fitted to (all of them, errors
+            included), so that a reader of explain.json can tell it is of an earlier state of a
+            campaign that ran on (`searcher report` says so); None where unknown.
     """
 
     mode: int
@@ -95,12 +102,19 @@ class ModeRule:
     precision: tuple[float, float, float] | None
     coverage: tuple[float, float, float] | None
     over: str = "parameters"
+    trials: int | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON record of `explain.json`."""
         return {"mode": self.mode, "failures": self.failures, "rule": self.rule, "caption": self.caption,
                 "precision": list(self.precision) if self.precision else None,
-                "coverage": list(self.coverage) if self.coverage else None, "over": self.over}
+                "coverage": list(self.coverage) if self.coverage else None, "over": self.over, "trials": self.trials}
+
+
+def share_text(share: Sequence[float] | None) -> str:
+    """`95% [75%, 99%]`: a `(share, low, high)` of explain.json (precision, coverage, a fix rate)
+    as `searcher explain` prints it and the report shows it; "-" for none (a mode without a rule)."""
+    return f"{share[0]:.0%} [{share[1]:.0%}, {share[2]:.0%}]" if share else "-"
 
 
 @dataclass(frozen=True)
@@ -117,6 +131,7 @@ class _Attribute:
     unit: str = ""
 
 
+@checked("explain")
 def explain(run: str | Path | CampaignResult, min_failures: int = 10, depth: int = 3) -> list[ModeRule]:
     """Each failure mode of the campaign in `run` (a directory or a loaded campaign) as a rule, a
     caption, a precision and a coverage; modes with fewer than `min_failures` failures get no rule.
@@ -126,7 +141,6 @@ def explain(run: str | Path | CampaignResult, min_failures: int = 10, depth: int
         ParameterError: no campaign there (a comparison names its campaigns), none evaluated yet,
             or a bad option.
     """
-    min_failures, depth = check_int("min_failures", min_failures, 1), check_int("depth", depth, 1, 10)
     if not isinstance(run, CampaignResult):
         path = Path(run)
         if not (path / "campaign.sqlite").is_file() and any(path.glob("runs/*/campaign.sqlite")):
@@ -143,8 +157,16 @@ def explain(run: str | Path | CampaignResult, min_failures: int = 10, depth: int
     return explain_modes(run.trials, space, modes, run.vocabulary, min_failures=min_failures, depth=depth)
 
 
+def write_explained(run: str | Path, modes: Sequence[Any]) -> Path:
+    """Writes `run/explain.json`, the modes' records (`ModeRule.to_dict`, a confirmation's with its
+    fix rates, or such records as dicts, a probe's added) whole or not at all, and returns its path:
+    the one writer of the file that `searcher explain`, `searcher fix`, the report and the export recipes read."""
+    records = [m if isinstance(m, Mapping) else m.to_dict() for m in modes]
+    return write_text(Path(run) / FILE, json.dumps(records, indent=1, ensure_ascii=False) + "\n")
+
+
 def explain_modes(trials: pd.DataFrame, space: Space, modes: np.ndarray | Sequence[int], vocabulary: Vocabulary | None = None,
-                  min_failures: int = 10, depth: int = 3) -> list[ModeRule]:
+                  min_failures: int = 10, depth: int = 3, given: Mapping[int, Mapping[str, Sequence[Any]]] | None = None) -> list[ModeRule]:
     """The rule of each mode (see the module docstring), in mode order.
 
     Args:
@@ -157,6 +179,8 @@ def explain_modes(trials: pd.DataFrame, space: Space, modes: np.ndarray | Sequen
             labels name the levels a rule spans.
         min_failures, depth: the smallest mode given a rule; the depth of the tree that picks each
             mode's seed.
+        given: mode -> a rule found otherwise (measured by `searcher.studies.probe`), captioned and
+            scored on the campaign's points in place of the one fitted here.
     """
     min_failures, depth = check_int("min_failures", min_failures, 1), check_int("depth", depth, 1, 10)
     modes = np.asarray(modes, int)
@@ -172,13 +196,16 @@ def explain_modes(trials: pd.DataFrame, space: Space, modes: np.ndarray | Sequen
         mine = modes == mode
         n = int(mine.sum())
         if n < min_failures:
-            out.append(ModeRule(mode, n, None, f"{n} failures, fewer than {min_failures}: no rule fitted", None, None, over))
+            out.append(ModeRule(mode, n, None, f"{n} failures, fewer than {min_failures}: no rule fitted", None, None, over, len(trials)))
             continue
-        rule = _rounded(_fit(attributes, failed, judged & ~failed, mine, depth), attributes)
+        if given is not None and mode in given:
+            rule = _rounded({k: set(v) if attributes[k].levels is not None else list(v) for k, v in given[mode].items()}, attributes)
+        else:
+            rule = _rounded(_fit(attributes, failed, judged & ~failed, mine, depth), attributes)
         inside = _inside(rule, attributes)
         precision = _share(int((inside & failed).sum()), int((inside & judged).sum()))
         coverage = _share(int((inside & mine).sum()), n)
-        out.append(ModeRule(mode, n, rule, _caption(rule, attributes, scales, over), precision, coverage, over))
+        out.append(ModeRule(mode, n, rule, _caption(rule, attributes, scales, over), precision, coverage, over, len(trials)))
     return out
 
 

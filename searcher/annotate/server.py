@@ -36,6 +36,7 @@ from searcher.annotate.images import read_images
 from searcher.annotate.session import Session
 from searcher.errors import ParameterError, SearcherError
 from searcher.serve import is_loopback
+from searcher.validation import checked
 
 __all__ = ["LOOPBACK_HOSTS", "app", "serve"]
 
@@ -103,6 +104,7 @@ async def _no_icon(request: Request) -> Response:
     return Response(status_code=204)
 
 
+@checked("annotate.app")
 def app(directory: str | Path, attributes: Sequence[str] | str, annotator: str, hosts: Sequence[str] = LOOPBACK_HOSTS) -> Starlette:
     """The rating page of `annotator` over the images of a campaign or transect run `directory`,
     asking about `attributes` (names with a scale in the generator's vocabulary) one at a time;
@@ -119,6 +121,7 @@ def app(directory: str | Path, attributes: Sequence[str] | str, annotator: str, 
                      middleware=[Middleware(TrustedHostMiddleware, allowed_hosts=list(hosts))])
 
 
+@checked("annotate.serve")
 def serve(directory: str | Path, attributes: Sequence[str] | str, annotator: str, host: str = "127.0.0.1", port: int = 8765,
           ready: Callable[[str], Any] | None = None) -> None:
     """Serves the rating page (see `app`) on `host:port` until interrupted; `ready(url)` is called

@@ -70,7 +70,11 @@ def read_results(path: str | Path = DEFAULT_FILE) -> list[Row]:
     path = Path(path)
     if not path.is_file():
         raise ParameterError(f"No results file at {str(path)!r}; give one with --file (default: {DEFAULT_FILE}).")
-    lines = path.read_text().splitlines()
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except UnicodeDecodeError as exc:
+        raise ParameterError(f"{str(path)!r} is not a results file: byte {exc.start} is not UTF-8 text (a binary file?); "
+                             f"give docs/results.md or a copy of it with --file.") from None
     rows: list[Row] = []
     section = ""
     i = 0

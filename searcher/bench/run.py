@@ -26,13 +26,13 @@ from searcher.bench.cases import Case, select_cases
 from searcher.bench.planted import run_planted
 from searcher.bench.store import KEY, append_run, claim_options, done_keys, read_runs
 from searcher.bench.table import markdown, summarise
-from searcher.defaults import DEFAULT_BUDGET
+from searcher.defaults import DEFAULT_BUDGET, MAX_BUDGET
 from searcher.errors import ParameterError, PluginError
 from searcher.figures.bench import plot_suite
 from searcher.space import Continuous, Space
 from searcher.strategies import DEFAULT_STRATEGY, STRATEGIES, make_strategy, upgrade_options
 from searcher.strategies import strategy_options as strategy_options_of
-from searcher.validation import check_int
+from searcher.validation import check_int, checked
 
 __all__ = ["DEFAULT_STRATEGIES", "SuiteResult", "bench"]
 
@@ -130,6 +130,7 @@ class _NoBar:
         """No bar."""
 
 
+@checked("bench")
 def bench(out: str | Path = "runs/bench", cases: Sequence[str | Case] | str | None = None, strategies: Sequence[str] = DEFAULT_STRATEGIES,
           seeds: int | Sequence[int] = 5, budget: int = DEFAULT_BUDGET, jobs: int = 1, progress: bool = True, under: str = DEFAULT_STRATEGY,
           strategy_options: Mapping[str, Any] | None = None) -> SuiteResult:
@@ -158,7 +159,7 @@ def bench(out: str | Path = "runs/bench", cases: Sequence[str | Case] | str | No
             those of the runs already in `out`.
     """
     chosen = select_cases(cases)
-    budget = check_int("budget", budget, 1, owner="bench")
+    budget = check_int("budget", budget, 1, MAX_BUDGET, owner="bench")
     jobs = check_int("jobs", jobs, 1, owner="bench")
     seed_list = _seeds(seeds)
     names, skipped = _strategies(strategies, budget)

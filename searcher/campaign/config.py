@@ -17,12 +17,12 @@ from pathlib import Path
 from typing import Any
 
 from searcher.campaign.executors import EXECUTORS
-from searcher.defaults import DEFAULT_BATCH, DEFAULT_BUDGET
+from searcher.defaults import DEFAULT_BATCH, DEFAULT_BUDGET, MAX_BUDGET
 from searcher.errors import ParameterError
 from searcher.objective import LOSSES, ObjectiveSpec
 from searcher.space import Space
 from searcher.strategies import DEFAULT_STRATEGY, STRATEGIES, upgrade_options
-from searcher.validation import ENV_REFERENCE, NAME, NAMES, PATH, SEED_MAX, STRING, TABLE, Interval, Options, check_choice, check_params
+from searcher.validation import ENV_REFERENCE, NAME, NAMES, PATH, SEED_MAX, STRING, TABLE, Interval, Options, check_choice, check_names, check_params
 
 __all__ = ["CUBES", "CampaignConfig", "search_space"]
 
@@ -67,6 +67,8 @@ def _setting(default: Any, help: str, flag: str | None = None, *, valid: list[An
 
 
 _COUNT = [Interval(int, 1)]
+MAX_WORKERS = 4096
+"""The most evaluation workers (Ray actors) a campaign starts: more than a large cluster holds."""
 
 
 @dataclass(frozen=True)
@@ -102,9 +104,9 @@ class CampaignConfig:
     generator: str = _setting("faces", "generator name (default: faces)", valid=[NAME])
     target: str = _setting("dlib-cnn", "target name (default: dlib-cnn)", valid=[NAME])
     strategy: str = _setting(DEFAULT_STRATEGY, f"{', '.join(STRATEGIES.describe())} (default: {DEFAULT_STRATEGY})", valid=[NAME])
-    budget: int = _setting(DEFAULT_BUDGET, f"evaluations in all (default: {DEFAULT_BUDGET})", valid=_COUNT)
+    budget: int = _setting(DEFAULT_BUDGET, f"evaluations in all (default: {DEFAULT_BUDGET})", valid=[Interval(int, 1, MAX_BUDGET)])
     batch: int = _setting(DEFAULT_BATCH, f"points proposed and evaluated together (default: {DEFAULT_BATCH})", valid=_COUNT)
-    workers: int = _setting(1, "evaluation workers; more than one runs on Ray (default: 1)", valid=_COUNT)
+    workers: int = _setting(1, "evaluation workers; more than one runs on Ray (default: 1)", valid=[Interval(int, 1, MAX_WORKERS)])
     seed: int = _setting(0, "seed of the strategy and the rendering (default: 0)",
                          valid=[Interval(int, 0, SEED_MAX)])
     out: str | os.PathLike[str] = _setting("runs/campaign", "campaign directory (default: runs/campaign)", valid=[PATH])
@@ -132,6 +134,11 @@ class CampaignConfig:
                            valid=[Interval(float, 0.0, 1.0, open_high=True)])
     retries: int = _setting(1, "on --resume, evaluate again each trial that ended in a target error (timeout, HTTP 5xx, bad "
                                "JSON), at most this many times (default: 1; 0: never)", metavar="N", valid=[Interval(int, 0)])
+
+    def __new__(cls, *args: Any, **kwargs: Any) -> CampaignConfig:  # noqa: ARG004 - __init__ takes them
+        """Names an unknown keyword and the valid ones, where the dataclass's `__init__` would raise a bare TypeError."""
+        check_names(kwargs, [f.name for f in dataclasses.fields(cls)], what=f"{cls.__name__} option")
+        return super().__new__(cls)
 
     def __post_init__(self) -> None:
         owner = type(self).__name__

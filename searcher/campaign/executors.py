@@ -42,9 +42,10 @@ class LocalExecutor:
     def evaluate(self, params: Sequence[Mapping[str, Any]], seed: int) -> list[tuple[Outcome, str]]:
         return [(o, "local") for o in self.objective.evaluate(params, seed)]
 
-    def spending(self) -> dict[str, dict[str, Any]] | None:
-        """`{"local": what the target spent}`, or None for a target that is not a `SpendingTarget`."""
-        state = _spending(self.objective.target)
+    def spending(self, ahead: int = 0) -> dict[str, dict[str, Any]] | None:
+        """`{"local": what the target spent}` (with `ahead` images more, at most), or None for a target
+        that is not a `SpendingTarget`."""
+        state = _spending(self.objective.target, ahead)
         return None if state is None else {"local": state}
 
     def restore_spending(self, state: Mapping[str, Mapping[str, Any]]) -> None:
@@ -100,9 +101,10 @@ class RayExecutor:
             out.extend(result)
         return out
 
-    def spending(self) -> dict[str, dict[str, Any]] | None:
-        """What each actor's target spent, by actor name; None for targets that spend nothing to keep."""
-        states = self._ray.get([actor.spending.remote() for actor in self._actors])
+    def spending(self, ahead: int = 0) -> dict[str, dict[str, Any]] | None:
+        """What each actor's target spent (with `ahead` images more, at most: any actor may get them all),
+        by actor name; None for targets that spend nothing to keep."""
+        states = self._ray.get([actor.spending.remote(ahead) for actor in self._actors])
         kept = {f"ray-{i}": state for i, state in enumerate(states) if state is not None}
         return kept or None
 
@@ -132,8 +134,8 @@ class _Worker:
     def evaluate(self, params: list[dict[str, Any]], seed: int) -> list[tuple[Outcome, str]]:
         return [(o, self.name) for o in self.objective.evaluate(params, seed)]
 
-    def spending(self) -> dict[str, Any] | None:
-        return _spending(self.objective.target)
+    def spending(self, ahead: int = 0) -> dict[str, Any] | None:
+        return _spending(self.objective.target, ahead)
 
     def restore_spending(self, state: Mapping[str, Any] | None) -> None:
         _restore(self.objective.target, state)
@@ -142,8 +144,8 @@ class _Worker:
         return _cap_reached(self.objective.target)
 
 
-def _spending(target: Any) -> dict[str, Any] | None:
-    return target.spending() if isinstance(target, SpendingTarget) else None
+def _spending(target: Any, ahead: int = 0) -> dict[str, Any] | None:
+    return target.spending(ahead) if isinstance(target, SpendingTarget) else None
 
 
 def _restore(target: Any, state: Mapping[str, Any] | None) -> None:

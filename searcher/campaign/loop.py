@@ -12,8 +12,9 @@ same points, because proposals depend only on seed, step and history), and evalu
 trials of it that are not stored yet: nothing is lost and nothing is evaluated twice.
 
 A target that spends what a resume cannot give back (`targets.base.SpendingTarget`, e.g. a paid
-HTTP API with a budget) has its spending stored with each evaluation's trials, in the same
-transaction, and restored on resume before the first request, so its cap holds across resumes.
+HTTP API with a budget) has the most an evaluation can spend stored before it is sent, what it did
+spend stored with the evaluation's trials, in the same transaction, and the record restored on
+resume before the first request, so its cap holds across resumes, a kill -9 mid-batch included.
 Once the cap is reached the campaign stops and says so; the images the target did not send get no
 trial, so a resume with a raised cap (the one change to the target's options a resume accepts)
 evaluates them.
@@ -25,7 +26,7 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -43,7 +44,7 @@ from searcher.space import Continuous, Space
 from searcher.strategies import Strategy, make_strategy
 from targets.base import CAP_REACHED, SpendingTarget
 
-__all__ = ["Campaign", "SetUp", "audited", "dry_prediction", "run", "run_or_resume", "set_up"]
+__all__ = ["Campaign", "SetUp", "audited", "dry_prediction", "run", "run_or_resume", "same_campaign", "set_up"]
 
 _AUDIT_STREAM = 0xA0D17  # keys the audit sample's draws apart from the strategies'
 
@@ -107,11 +108,7 @@ class _Loop:
             raise ParameterError(f"{c.out} already holds a campaign; resume it with `searcher hunt --resume {c.out}` or choose another --out.")
         if stored is not None:
             before = type(c).with_defaults(stored)
-            now = json.loads(json.dumps(c.config()))
-            if isinstance(before.get("target_options"), dict):  # the target's spending cap may change: it is raised to spend more
-                before["target_options"] = {k: v for k, v in before["target_options"].items() if k not in self.cap_options}
-            now["target_options"] = {k: v for k, v in now["target_options"].items() if k not in self.cap_options}
-            if {**before, "out": c.out, "budget": c.budget, "retries": c.retries} != now:
+            if not same_campaign(stored, c, self.cap_options):
                 caps = f", the target's {' and '.join(map(repr, self.cap_options))} option, to raise its cap," if self.cap_options else ""
                 raise ParameterError(f"{c.out} holds a campaign with another configuration; resume it as it was "
                                      f"(only --budget, to extend it{caps} and --retries may change).")
@@ -140,6 +137,11 @@ class _Loop:
             raise ParameterError(_capped(reason or "spending cap reached", self.campaign, step, self.cap_options))
 
     def _evaluate(self, params: list[dict[str, Any]]) -> list:
+        """The outcomes of `params`. A target that spends has the most these can spend stored first:
+        killed while they are in flight, the campaign resumes with them counted, so its cap holds."""
+        if self.cap_options:
+            with self.store.transaction():
+                self.store.save_spending(self.executor.spending(ahead=len(params)))
         self._unsaved = True
         return self.executor.evaluate(params, self.campaign.seed)
 
@@ -410,6 +412,18 @@ def run(campaign: CampaignConfig, progress: bool = True, resume: bool = False, d
     result = CampaignResult(Path(campaign.out), loop.store.trials(), loop.store.config or {}, time.perf_counter() - start, retried)
     loop.store.close()
     return result
+
+
+def same_campaign(stored: Mapping[str, Any], campaign: CampaignConfig, cap_options: Sequence[str] = ()) -> bool:
+    """Whether the configuration `stored` with a campaign is `campaign`'s, but for what a resume may
+    change: where it is, its budget (extended), its retries and its target's spending-cap options
+    `cap_options` (raised to spend more)."""
+    before = type(campaign).with_defaults(stored)
+    now = json.loads(json.dumps(campaign.config()))
+    if isinstance(before.get("target_options"), dict):
+        before["target_options"] = {k: v for k, v in before["target_options"].items() if k not in cap_options}
+    now["target_options"] = {k: v for k, v in now["target_options"].items() if k not in cap_options}
+    return {**before, "out": campaign.out, "budget": campaign.budget, "retries": campaign.retries} == now
 
 
 def run_or_resume(campaign: CampaignConfig, progress: bool = True, desc: str | None = None) -> CampaignResult:

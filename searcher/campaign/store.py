@@ -10,8 +10,10 @@ The trials of an evaluation are committed as soon as it returns, together with w
 spent by then (`targets.base.SpendingTarget`; one transaction), and a batch's row (with the strategy
 state after `tell`) once the whole batch is in, so a campaign killed at any moment — `kill -9`
 included — loses at most the evaluations in flight, a resumed campaign reuses every trial already
-stored, and its target's spending cap counts every request whose trial was stored.
-PNGs are written to a temporary name and renamed, so a file is whole or absent.
+stored, and its target's spending cap counts every request sent (the loop stores the most an
+evaluation can spend before sending it). PNGs are written to a temporary name and renamed, so a
+file is whole or absent. A write that fails (a full disk) rolls its transaction back and is a
+one-line `SearcherError`: nothing is stored half, and a resume once there is room goes on.
 
 Commands that only read (report, gallery, analyze, export, compare, doctor) open the store with
 `Store(DIR, readonly=True)` (`connect_read_only`): they change nothing, and read an archive whose
@@ -38,7 +40,7 @@ import numpy as np
 import pandas as pd
 from PIL import Image
 
-from searcher.errors import ParameterError
+from searcher.errors import ParameterError, SearcherError
 from searcher.objective import Outcome
 
 __all__ = ["SCHEMA_VERSION", "TRIAL_COLUMNS", "DirectoryLock", "Store", "connect_read_only", "encode_png", "image_file",
@@ -63,6 +65,7 @@ _ADDED_COLUMNS = (("composite", "REAL"), ("source", "TEXT"), ("attempts", "INTEG
 TRIAL_COLUMNS = ("step", "idx", "params", "x", "loss", "failure", "label", "score", "boxes", "truth", "image", "error",
                  "excluded", "worker", "seconds", "created", "composite", "source", "attempts")
 _TABLES = ("meta", "trials", "steps")
+_SQLITE_FULL, _SQLITE_IOERR = 13, 10  # SQLite's primary result codes for a full disk and a failed read or write
 
 
 def read_only_uri(path: str | os.PathLike, immutable: bool = False) -> str:
@@ -208,7 +211,8 @@ class Store:
         return config
 
     def save_config(self, config: dict[str, Any]) -> None:
-        self._db.execute("INSERT OR REPLACE INTO meta VALUES ('config', ?)", (_json(config),))
+        with self._written():
+            self._db.execute("INSERT OR REPLACE INTO meta VALUES ('config', ?)", (_json(config),))
 
     @property
     def spending(self) -> dict[str, Any] | None:
@@ -233,9 +237,25 @@ class Store:
     @contextmanager
     def transaction(self) -> Iterator[None]:
         """Everything written inside commits together, or not at all."""
-        with self._db:
+        with self._written(), self._db:
             self._db.execute("BEGIN")
             yield
+
+    @contextmanager
+    def _written(self) -> Iterator[None]:
+        """Turns a write that fails for want of room or a working disk (an image file, or SQLite's own)
+        into one SearcherError saying so; the transaction around it has been rolled back by then."""
+        try:
+            yield
+        except (OSError, sqlite3.OperationalError) as exc:
+            code = getattr(exc, "sqlite_errorcode", None)
+            if isinstance(exc, sqlite3.OperationalError) and (code is None or code & 0xFF not in (_SQLITE_FULL, _SQLITE_IOERR)):
+                raise
+            full = (code is not None and code & 0xFF == _SQLITE_FULL) or getattr(exc, "errno", None) in (errno.ENOSPC, errno.EDQUOT)
+            why = "the disk is full" if full else f"{getattr(exc, 'strerror', None) or exc}"
+            raise SearcherError(f"Cannot write to the store in {self.dir}: {why}. Every trial stored before is kept and nothing "
+                                f"was stored half: make room, then run the command again (a campaign: `searcher hunt --resume "
+                                f"{self.dir}`) to go on from there.") from None
 
     # ---------------------------------------------------------------- trials and steps
 
@@ -263,7 +283,7 @@ class Store:
     def finish_step(self, step: int, size: int, state: dict[str, Any], composite: np.ndarray | None = None) -> None:
         """Marks batch `step` complete, with the strategy state after it was told and, for
         strategies that have one, the composite objective of eq. (4) of each of its trials."""
-        with self._db:
+        with self._written(), self._db:
             self._db.execute("BEGIN")
             if composite is not None:
                 self._db.executemany("UPDATE trials SET composite = ? WHERE step = ? AND idx = ?",

@@ -17,6 +17,7 @@
     searcher doctor runs/bo                         what state a campaign directory is in
     searcher export runs/bo --out hard --max 200 --spread --control random
     searcher retrain --target gender-cnn --seeds 3 --out runs/retrain
+    searcher fix --target gender-cnn --out runs/fix    hunt, explain, confirm, retrain, report in one command; again to resume
     searcher report runs/bo                         one self-contained HTML page of a run: runs/bo/report.html
     searcher serve-target dlib-hog --port 8000       a local target over HTTP, for the `http` target
     searcher results --check                        run the cheap rows of docs/results.md again, flag a figure that moved
@@ -36,7 +37,7 @@ from collections.abc import Sequence
 
 from searcher.errors import SearcherError
 
-__all__ = ["COMMANDS", "build_parser", "main"]
+__all__ = ["COMMANDS", "build_parser", "main", "one_line"]
 
 DESCRIPTION = """\
 searcher hunts for the failures of image classifiers and face-analysis services.
@@ -64,6 +65,7 @@ COMMANDS: dict[str, str] = {
     "doctor": "doctor",
     "export": "export",
     "retrain": "retrain",
+    "fix": "fix",
     "report": "report",
     "results": "results",
 }
@@ -81,6 +83,12 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def one_line(message: str) -> str:
+    """`message` on one line: a control character a user typed into a value (a stray `\\r`, a tab,
+    a newline in a path) shown escaped, as `repr` would, so an error is always one line."""
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in message)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Runs one command; a `SearcherError` is printed as one line and exits 2."""
     parser = build_parser()
@@ -91,7 +99,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return args.func(args)
     except SearcherError as exc:
-        print(f"searcher: error: {exc}", file=sys.stderr)
+        print(f"searcher: error: {one_line(str(exc))}", file=sys.stderr)
         return 2
     except BrokenPipeError:  # `searcher params faces | head`: the reader left, nothing is wrong
         sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - replaces the closed stdout for the interpreter's exit flush

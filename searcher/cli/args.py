@@ -59,16 +59,20 @@ def number_list(text: str, kind: type, flag: str) -> list:
         raise ParameterError(f"{flag} expects comma-separated numbers, got {text!r}.") from None
 
 
+MAX_SEEDS = 10_000
+"""The most seeds a count may ask for (`--seeds 3` runs seeds 0..2): each seed is a whole run."""
+
+
 def seed_list(text: str, flag: str = "--seeds") -> list[int]:
     """A count (`"3"` -> seeds 0, 1, 2) or a comma-separated list of seeds (`"0,4"`; `"3,"` is seed 3 alone)."""
     from searcher.validation import check_int
 
     if text.strip().isdigit():
         try:
-            return list(range(check_int(flag, int(text), 1)))
-        except ParameterError as exc:  # only 0 gets here
-            raise ParameterError(f"{exc} A number alone is a count of seeds (3: seeds 0, 1, 2); for seed 0 alone write {flag} 0, "
-                                 "(a trailing comma makes it a list).") from None
+            return list(range(check_int(flag, int(text), 1, MAX_SEEDS)))
+        except ParameterError as exc:  # 0, or a count past MAX_SEEDS
+            raise ParameterError(f"{exc} A number alone is a count of seeds (3: seeds 0, 1, 2); for one seed alone write it with a "
+                                 f"trailing comma ({flag} 0, is seed 0).") from None
     return number_list(text, int, flag)
 
 

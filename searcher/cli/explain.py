@@ -4,10 +4,8 @@ with `--confirm`, each rule's attributes set back on the mode's failures and the
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
-from typing import Any
 
 from searcher.errors import ParameterError
 from searcher.validation import check_int
@@ -32,73 +30,63 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="confirm each rule by intervention: set each attribute back on the mode's failures and ask the target again")
     p.add_argument("--confirm-budget", type=int, default=None, metavar="N",  # default: confirm.DEFAULT_BUDGET (a test keeps the help equal)
                    help="evaluations --confirm may spend, resumes included (default: 400)")
-
-
-def _interval(share: list[float] | None) -> str:
-    return f"{share[0]:.0%} [{share[1]:.0%}, {share[2]:.0%}]" if share else "-"
-
-
-def _confirmed(r: dict[str, Any]) -> list[str]:
-    """The lines of one mode's confirmation: each attribute set back, then the control, then what was not set back."""
-    lines = []
-    for name, rate in (r.get("fix_rates") or {}).items():
-        i = r["interventions"][name]
-        left = [f"{n} {what} left out" for n, what in ((i["errors"], "target errors"), (i["excluded"], "ambiguous")) if n]
-        how = f"{name.replace('_', ' ')} {'to' if i['control'] else 'back to'} {_value(i['value'])}"
-        rest = f" ({i['evaluated']} re-rendered{', ' + ', '.join(left) if left else ''})"
-        lines.append(f"  control {how}: {_interval(rate)}{rest}" if i["control"]
-                     else f"  {how}: {_interval(rate)} of this mode's failures pass{rest}")
-    reasons: dict[str, list[str]] = {}
-    for name, why in (r.get("skipped") or {}).items():
-        reasons.setdefault(why, []).append(name.replace("_", " "))
-    lines += [f"  not set back, {', '.join(names)}: {why}" for why, names in reasons.items()]
-    if r["rule"] is not None and not any(i["control"] for i in r["interventions"].values()):
-        lines.append("  no control: every continuous parameter is in the rule or cannot be set back")
-    return lines
-
-
-def _value(value: Any) -> str:
-    return f"{value:.3g}" if isinstance(value, float) else str(value)
+    p.add_argument("--probe", action="store_true",
+                   help="measure each mode's extent by intervention: move one parameter at a time from the mode's central "
+                        "failure toward each end of its range and bisect to where the target passes")
+    p.add_argument("--probe-budget", type=int, default=None, metavar="N",  # default: probe.DEFAULT_BUDGET (a test keeps the help equal)
+                   help="evaluations --probe may spend, resumes included (default: 1000)")
 
 
 def resume_hint(args: argparse.Namespace) -> str:
-    if not args.confirm:
+    if not args.confirm and not args.probe:
         return "explain.json is written whole or not at all: run the same command again."
-    from searcher.studies.confirm import FOLDER
+    from searcher.studies import confirm, probe
 
-    return (f"Every evaluation committed is kept in {Path(args.run) / FOLDER}; the same command again evaluates only "
-            "what is missing.")
+    kept = " and ".join(str(Path(args.run) / m.FOLDER) for m, asked in ((confirm, args.confirm), (probe, args.probe)) if asked)
+    return f"Every evaluation committed is kept in {kept}; the same command again evaluates only what is missing."
 
 
 def run(args: argparse.Namespace) -> int:
-    from searcher.analysis.explain import explain
-    from searcher.report.page import write
+    from searcher.analysis.explain import explain, share_text, write_explained
+    from searcher.studies.confirm import confirmation_lines
 
     check_int("--min-failures", args.min_failures, 1)
     check_int("--depth", args.depth, 1, 10)
-    if args.confirm_budget is not None and not args.confirm:
-        raise ParameterError(f"--confirm-budget {args.confirm_budget} sets what --confirm spends; add --confirm, or leave it out.")
+    for flag, budget, asked in (("confirm", args.confirm_budget, args.confirm), ("probe", args.probe_budget, args.probe)):
+        if budget is not None and not asked:
+            raise ParameterError(f"--{flag}-budget {budget} sets what --{flag} spends; add --{flag}, or leave it out.")
+    progress = not args.json and sys.stderr.isatty()
     if args.confirm:
         from searcher.studies.confirm import confirm
 
         budget = {} if args.confirm_budget is None else {"budget": check_int("--confirm-budget", args.confirm_budget, 1)}
-        records = [m.to_dict() for m in confirm(args.run, **budget, min_failures=args.min_failures, depth=args.depth,
-                                                progress=not args.json and sys.stderr.isatty())]
+        modes = confirm(args.run, **budget, min_failures=args.min_failures, depth=args.depth, progress=progress)
     else:
-        records = [m.to_dict() for m in explain(args.run, min_failures=args.min_failures, depth=args.depth)]
-    out = Path(args.run) / "explain.json"
-    text = json.dumps(records, indent=1, ensure_ascii=False)
-    write(text + "\n", out)
+        modes = explain(args.run, min_failures=args.min_failures, depth=args.depth)
+    records = [m.to_dict() for m in modes]
+    if args.probe:
+        from searcher.studies.probe import probe
+
+        budget = {} if args.probe_budget is None else {"budget": check_int("--probe-budget", args.probe_budget, 1)}
+        probed = {m.fitted.mode: m.to_dict()["probe"] for m in probe(args.run, **budget, min_failures=args.min_failures,
+                                                                     depth=args.depth, progress=progress)}
+        records = [{**r, "probe": probed[r["mode"]]} for r in records]
+    out = write_explained(args.run, records)
     if args.json:
-        print(text)
+        print(out.read_text(encoding="utf-8"), end="")
         return 0
     if not records:
         print(f"{args.run}: no failures, so no failure modes to explain")
     for r in records:
         print(f"mode {r['mode']}: {r['failures']} failures\n  {r['caption']}")
         if r["rule"] is not None:
-            print(f"  precision {_interval(r['precision'])}  coverage {_interval(r['coverage'])}")
-        for line in _confirmed(r) if args.confirm else ():
-            print(line)
+            print(f"  precision {share_text(r['precision'])}  coverage {share_text(r['coverage'])}")
+        for line in confirmation_lines(r) if args.confirm else ():
+            print(f"  {line}")
+        if args.probe and r["rule"] is not None:
+            p = r["probe"]
+            print(f"  measured by intervention ({p['evaluated']} renders): {p['caption']}\n"
+                  f"    precision {share_text(p['precision'])}  coverage {share_text(p['coverage'])}" if "rule" in p
+                  else f"  not measured: {p['skipped']}")
     print(f"-> {out}")
     return 0

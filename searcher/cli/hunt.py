@@ -78,7 +78,7 @@ def config_from(args: argparse.Namespace) -> dict[str, Any]:
         try:
             config = tomllib.loads(Path(args.config).read_text())
         except (OSError, tomllib.TOMLDecodeError) as exc:
-            raise SearcherError(f"Cannot read the config {args.config}: {exc}") from exc
+            raise SearcherError(f"Cannot read the config {args.config!r}: {exc}") from exc
         unknown = sorted(set(config) - set(Campaign.keys()))
         if unknown:
             raise SearcherError(f"Unknown key(s) {unknown} in {args.config}. Valid keys: {', '.join(Campaign.keys())}.")

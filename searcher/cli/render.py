@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import argparse
 import time
+from pathlib import Path
 
 from searcher.cli.args import assignments
+from searcher.errors import ParameterError
 from searcher.outputs import check_output_file
 from searcher.validation import check_int
 
@@ -31,6 +33,7 @@ def run(args: argparse.Namespace) -> int:
     check_int("-n", args.n, 1)
     check_int("--seed", args.seed, 0)
     out = check_output_file(args.out)
+    _check_image_suffix(out)
     if args.truth:
         check_output_file(args.truth, flag="--truth")
     options = assignments(args.generator_option, "--generator-option")
@@ -48,3 +51,11 @@ def run(args: argparse.Namespace) -> int:
         batch.truth.to_csv(args.truth, index=False)
     print(f"rendered {len(batch)} faces in {elapsed:.2f}s -> {out}")
     return 0
+
+
+def _check_image_suffix(out: Path) -> None:
+    """Refuses, before rendering, an --out whose extension names no image format PIL writes."""
+    from PIL import Image
+
+    if out.suffix.lower() not in Image.registered_extensions():
+        raise ParameterError(f"--out must end in an image extension such as .png or .jpg. Got {str(out)!r} instead.")

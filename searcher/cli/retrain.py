@@ -21,7 +21,8 @@ DESCRIPTION = ("For each seed, trains arms with the target's own recipe, by defa
 
 def resume_hint(args: argparse.Namespace) -> str:
     """What to type after Ctrl-C."""
-    return "The search is stored in OUT/search and resumes; the models are trained again."
+    return ("The search is stored in OUT/search and resumes, and the models already scored are kept: the same command "
+            "again trains only the others.")
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:

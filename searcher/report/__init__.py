@@ -2,6 +2,7 @@
 Python (`searcher report DIR`, `searcher.report(DIR)`).
 
     report("runs/bo")               # a campaign -> runs/bo/report.html
+    report("runs/bo", retrain="r")  # ... with the retraining in r (default: runs/bo/retrain/, if there)
     report("demo")                  # a comparison (searcher compare): the table and figures per strategy
     report("runs/transects")        # a transect run: grids, drift, treatment effects
     report("runs/bo/analysis")      # the tables and plots an earlier `searcher analyze` wrote
@@ -16,10 +17,12 @@ them (or its reason when they are not valid); transect grids and drift tables. F
 source, the random control beside it (`OUT-control`) counted, and a gallery of the images with
 their metadata columns. For a retraining: each added arm's gain over the base and the share of the
 gap to balanced closed (summary.md's own lines), the scores per arm and test set (mean ± sd over
-seeds), the subgroup errors with Wilson intervals, and retraining.png. CSS, script, plots
-and thumbnails are inline and a Content-Security-Policy blocks every outside fetch: no CDN, no
-server. The page is built from the store each time, reading it only, so the report of a running
-campaign shows what has landed so far.
+seeds), the subgroup errors with Wilson intervals, and retraining.png. A campaign's page also gives
+each mode's caption, rule and fix rates from RUN/explain.json (`searcher explain RUN [--confirm]`;
+read, never computed) and the retraining in RUN/retrain/. CSS, script, plots and thumbnails are
+inline and a Content-Security-Policy blocks every outside fetch: no CDN, no server. The page is
+built from the store each time, reading it only, so the report of a running campaign shows what
+has landed so far.
 """
 
 from __future__ import annotations
@@ -27,16 +30,19 @@ from __future__ import annotations
 import tempfile
 from pathlib import Path
 
+from searcher.errors import ParameterError
 from searcher.outputs import check_output_file
 from searcher.packages import answer_calls
 from searcher.report.build import KINDS, build, kind_of
 from searcher.report.page import render, write
-from searcher.validation import check_int
+from searcher.validation import checked
 
 __all__ = ["KINDS", "report"]
 
 
-def report(directory: str | Path, out: str | Path | None = None, limit: int = 400, n_boot: int = 200, seed: int = 0) -> Path:
+@checked("report")
+def report(directory: str | Path, out: str | Path | None = None, limit: int = 400, n_boot: int = 200, seed: int = 0,
+           retrain: str | Path | None = None) -> Path:
     """Writes the report of `directory` and returns where (default `directory/report.html`).
 
     Args:
@@ -47,19 +53,21 @@ def report(directory: str | Path, out: str | Path | None = None, limit: int = 40
             (for an export, the first in its order).
         n_boot, seed: bootstrap resamples of the logistic effects and their seed (`searcher analyze`
             uses 1,000; fewer keep the report quick, and the page says how many).
+        retrain: a `searcher retrain` output to show on a campaign's page (default: the campaign's
+            `retrain/` subfolder, where there is one).
 
     Raises:
         ParameterError: a bad value, a directory that is none of the kinds (named, with what was
-            expected), or an `out` that is not a new path or a regular file; nothing is written then.
+            expected), a `retrain` for a page that is not a campaign's or that holds no retraining,
+            or an `out` that is not a new path or a regular file; nothing is written then.
     """
-    check_int("limit", limit, 1, owner="report")
-    check_int("n_boot", n_boot, 0, owner="report")
-    check_int("seed", seed, 0, owner="report")
     path = Path(directory)
     kind = kind_of(path)
+    if retrain is not None and kind != "campaign":
+        raise ParameterError(f"retrain= puts a retraining on a campaign's page; {path} is a{'n' if kind[0] in 'aeiou' else ''} {kind}.")
     dest = check_output_file(Path(out) if out is not None else path / "report.html")  # before the page is built
     with tempfile.TemporaryDirectory(prefix="searcher-report-") as scratch:
-        page = build(path, kind, Path(scratch), limit, n_boot, seed)
+        page = build(path, kind, Path(scratch), limit, n_boot, seed, Path(retrain) if retrain is not None else None)
     write(render(page), dest)
     return dest
 

@@ -11,7 +11,7 @@ import pandas as pd
 
 from searcher.errors import ParameterError
 from searcher.export.source import Source, read_source
-from searcher.report import campaigns, exported, retraining, transects
+from searcher.report import campaigns, explained, exported, retraining, transects
 from searcher.report.gallery import galleries, judged
 from searcher.report.page import Page, Section, Table, table
 from searcher.report.subgroups import analysis_section, written_section
@@ -66,7 +66,8 @@ def _errors(rows: pd.DataFrame) -> Section | None:
         "neither is in the galleries."], tables=tables)
 
 
-def _campaigns_page(path: Path, kind: str, scratch: Path, limit: int, n_boot: int, seed: int) -> Page:
+def _campaigns_page(path: Path, kind: str, scratch: Path, limit: int, n_boot: int, seed: int, retrain: Path | None) -> Page:
+    retrained = retraining.campaign_retraining(path, retrain) if kind == "campaign" else None  # first: a bad `retrain` is refused at once
     src = read_source(path)
     results = src.results
     runs = campaigns.runs_table(results, src)
@@ -87,6 +88,13 @@ def _campaigns_page(path: Path, kind: str, scratch: Path, limit: int, n_boot: in
         c = results[0].config
         title = f"Campaign {path.resolve().name}: {c.get('strategy')} search, {c.get('generator')} → {c.get('target')}"
     gallery, modes = _gallery_sections(src, limit, results[0].vocabulary.caption)
+    confirmed = None
+    if kind == "campaign":  # explain reads one campaign's modes; a comparison's are cut over all its campaigns
+        words = explained.read_explained(path, src.rows["mode"], len(results[0].trials))
+        if modes:
+            found.paragraphs.append(words.status)
+            modes = [explained.join_modes(modes[0], words)]
+        confirmed = explained.confirmation_section(words, path)
     found.tables += modes
     if kind == "comparison":
         subgroups = Section("subgroups", "Subgroups and effects", [
@@ -95,7 +103,7 @@ def _campaigns_page(path: Path, kind: str, scratch: Path, limit: int, n_boot: in
             children=[analysis_section(r.dir, scratch / r.dir.name, n_boot, seed, f"subgroups-{r.dir.name}", r.dir.name) for r in results])
     else:
         subgroups = analysis_section(path, scratch / "analysis", n_boot, seed)
-    sections = [found, *gallery, subgroups, *filter(None, [_errors(src.rows)])]
+    sections = [found, *filter(None, [confirmed]), *gallery, subgroups, *filter(None, [retrained, _errors(src.rows)])]
     return Page(title, kind, str(path), summary, campaigns.configuration(results), sections, _now())
 
 
@@ -145,10 +153,11 @@ def _retraining_page(path: Path) -> Page:
                 retraining.retraining_config(scores), retraining.retraining_sections(path, scores, groups), _now())
 
 
-def build(path: Path, kind: str, scratch: Path, limit: int, n_boot: int, seed: int) -> Page:
-    """The page of the `kind` directory `path`; `scratch` is an empty folder for the plots on their way in."""
+def build(path: Path, kind: str, scratch: Path, limit: int, n_boot: int, seed: int, retrain: Path | None = None) -> Page:
+    """The page of the `kind` directory `path`; `scratch` is an empty folder for the plots on their
+    way in; `retrain` a `searcher retrain` output for a campaign's page (else its `retrain/`, if any)."""
     if kind in ("campaign", "comparison"):
-        return _campaigns_page(path, kind, scratch, limit, n_boot, seed)
+        return _campaigns_page(path, kind, scratch, limit, n_boot, seed, retrain)
     if kind == "transect run":
         return _transect_page(path, scratch, limit, n_boot, seed)
     if kind == "export":

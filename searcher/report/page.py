@@ -10,17 +10,15 @@ from __future__ import annotations
 
 import base64
 import math
-import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
-from searcher.errors import ParameterError
-from searcher.outputs import check_output_file
+from searcher.outputs import write_text
 
-__all__ = ["CSP", "Examples", "Figure", "Page", "Section", "Table", "data_uri", "png_figure", "render", "table", "write"]
+__all__ = ["CSP", "Cell", "Examples", "Figure", "Page", "Section", "Table", "data_uri", "png_figure", "render", "table", "write"]
 
 #: images may only be data: URIs, styles and scripts only inline; nothing is fetched, posted or framed.
 CSP = ("default-src 'none'; img-src data:; style-src 'unsafe-inline'; script-src 'unsafe-inline'; "
@@ -44,8 +42,17 @@ class Examples:
 
 
 @dataclass
+class Cell:
+    """A table cell of text with a class, so the page's style and its readers can tell it apart
+    (a failure mode's caption, the control of a confirmation)."""
+
+    text: str
+    kind: str
+
+
+@dataclass
 class Table:
-    """A table ready to print: column names and rows of strings (or `Examples`), and a note under it."""
+    """A table ready to print: column names and rows of strings (or `Examples`, `Cell`), and a note under it."""
 
     caption: str
     columns: list[str]
@@ -128,19 +135,5 @@ def render(page: Page) -> str:
 
 
 def write(text: str, path: Path) -> None:
-    """Writes `text` to `path` through a temporary file renamed into place: a reader (a browser
-    reloading the report) sees the old page or the new one, never half of one. `path` is checked
-    first (`searcher.outputs.check_output_file`): a link, a FIFO, a device or a directory there is
-    refused, never replaced."""
-    check_output_file(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    try:
-        tmp.write_text(text, encoding="utf-8")
-        os.replace(tmp, path)
-    except OSError as exc:  # a read-only campaign directory, a full disk
-        tmp.unlink(missing_ok=True)
-        raise ParameterError(f"Cannot write the report to {path}: {exc.strerror or exc}. Nothing was written: choose another --out.") from None
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
+    """Writes the page `text` to `path` whole or not at all (`searcher.outputs.write_text`)."""
+    write_text(path, text, what="the report", hint="Nothing was written: choose another --out.")

@@ -1,6 +1,8 @@
 """The retraining part of a report: what a `searcher retrain` directory says (scores.csv,
 groups.csv, retraining.png), with the gains and the share of the gap to balanced closed computed
-by the harness's own functions, so the page states them as summary.md does.
+by the harness's own functions, so the page states them as summary.md does. The page of a
+retraining directory is made of it, and so is the retraining section of a campaign's page (its
+`retrain/` subfolder, where `searcher fix` writes one, or a directory given).
 """
 
 from __future__ import annotations
@@ -13,14 +15,20 @@ from searcher.errors import ParameterError
 from searcher.report.page import Section, Table, png_figure, table
 from searcher.retrain.harness import ARMS, gains, score_table, summary_lines
 
-__all__ = ["read_retraining", "retraining_config", "retraining_sections", "retraining_summary"]
+__all__ = ["FOLDER", "campaign_retraining", "read_retraining", "retraining_config", "retraining_sections", "retraining_summary"]
+
+FOLDER = "retrain"
+"""Where a campaign's page looks for a retraining on its failures, inside the campaign's directory."""
 
 _COLUMNS = {"scores.csv": ("arm", "seed", "test", "train_size", "accuracy", "balanced_accuracy"),
             "groups.csv": ("arm", "test", "group", "n", "errors", "sd", "error", "ci_low", "ci_high")}
 
 
 def _read(path: Path) -> pd.DataFrame:
-    frame = pd.read_csv(path)
+    try:
+        frame = pd.read_csv(path)
+    except ValueError as exc:  # not a CSV, not UTF-8, or cut short while being written
+        raise ParameterError(f"{path} cannot be read as the {path.name} `searcher retrain` writes: {exc}") from None
     missing = [c for c in _COLUMNS[path.name] if c not in frame.columns]
     if missing or frame.empty:
         raise ParameterError(f"{path} {'lacks the columns ' + ', '.join(missing) if missing else 'is empty'}: expected the "
@@ -32,7 +40,7 @@ def read_retraining(directory: Path) -> tuple[pd.DataFrame, pd.DataFrame | None]
     """scores.csv (arm x seed x test set) and groups.csv (errors per subgroup pooled over seeds, None when absent).
 
     Raises:
-        ParameterError: either file lacks the columns `searcher retrain` writes, or holds no rows.
+        ParameterError: either file is no CSV, lacks the columns `searcher retrain` writes, or holds no rows.
     """
     groups = directory / "groups.csv"
     return _read(directory / "scores.csv"), _read(groups) if groups.is_file() else None
@@ -128,3 +136,27 @@ def retraining_sections(directory: Path, scores: pd.DataFrame, groups: pd.DataFr
             "Where the errors fall: each subgroup's error pooled over seeds, with its 95% Wilson interval and the sd of the "
             "per-seed rates (`groups.csv`)."], tables=_group_tables(groups)))
     return sections
+
+
+def campaign_retraining(campaign: Path, directory: Path | None = None) -> Section | None:
+    """The retraining section of a campaign's page: the summary in words, then the scores and the
+    subgroup errors (`retraining_sections`), of `directory` or else of the campaign's `retrain/`
+    subfolder; None when neither is given nor there. A subfolder that holds no retraining yet (or
+    a broken one) is said in one line, since the campaign's page stands without it.
+
+    Raises:
+        ParameterError: `directory` was given and holds no `searcher retrain` output.
+    """
+    where = directory if directory is not None else campaign / FOLDER
+    if directory is None and not where.is_dir():
+        return None
+    try:
+        if not (where / "scores.csv").is_file():
+            raise ParameterError(f"{where} holds no scores.csv: give a directory `searcher retrain` wrote to, or let it finish.")
+        scores, groups = read_retraining(where)
+    except ParameterError as exc:
+        if directory is not None:
+            raise
+        return Section("retraining", "Retraining", [f"No retraining to show: {exc}"])
+    return Section("retraining", "Retraining", [retraining_summary(scores), f"Its files are in `{where}` (`searcher report {where}` "
+                                                "gives it a page of its own)."], children=retraining_sections(where, scores, groups))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import io
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -19,15 +20,17 @@ from searcher.export.recipes import RECIPES, build_set, mode_causes
 from searcher.export.select import select
 from searcher.export.source import Source, read_source
 from searcher.figures.retrain import plot_retraining
+from searcher.retrain.journal import Journal
 from searcher.strategies import DEFAULT_STRATEGY
 from searcher.validation import check_int, check_names, checked
 
 __all__ = ["ARMS", "DEFAULT_ARMS", "WEIGHTS", "RetrainResult", "choose_weight", "gains", "per_seed_lines", "retrain", "score_table",
-           "summary_lines", "validation_score"]
+           "summary_lines", "trainable", "validation_score"]
 
 ARMS = ("base", "hard", "random", "spread", "balanced-hard", "twins", "decorrelated", "upweight", "random-upweight", "balanced")
 DEFAULT_ARMS = ("base", "hard", "random", "spread", "balanced")
 WEIGHTS = (1, 2, 4, 8)
+TRAINABLE = ("gender-cnn", "smile-cnn", "glasses-cnn")  # the shipped targets with a training recipe, as an error names them
 VALIDATION_SEED = 1000  # validation draws base(VALIDATION_SEED + the first seed): a training draw no arm trains on
 _MIN_GROUP = 10  # a validation group smaller than this does not decide the weight
 
@@ -175,6 +178,23 @@ def _concat(a: Any, b: Any) -> Any:
                           pd.concat([a.truth, b.truth], ignore_index=True))
 
 
+def trainable(target: str) -> Any:
+    """The target `target`, loaded, if it can be retrained here (it has a training `recipe()`); checked
+    before anything is searched or written (`retrain`, `searcher fix`).
+
+    Raises:
+        ParameterError: a target without a recipe, naming the trainable ones (PluginError: an unknown target).
+    """
+    import targets
+
+    model = targets.load(target)
+    if not callable(getattr(model, "recipe", None)):
+        names = [name for name in targets.available() if name in TRAINABLE]
+        raise ParameterError(f"{target!r} cannot be retrained here: it has no training recipe. Trainable targets: "
+                             f"{', '.join(names)}; for your own model pass recipe= (a targets.base.TrainingRecipe) to searcher.retrain.")
+    return model
+
+
 def _hard_source(target: str | None, hard: str | Path | None, out: Path, budget: int, strategy: str, progress: bool) -> Source:
     """The campaign whose failures are added: `hard`, or a search of `target` run (or resumed) in `out/search`."""
     if hard is not None:
@@ -222,11 +242,10 @@ def retrain(
         train_n, epochs, test_n: shrink the shipped recipe (training images, passes, test images).
 
     Writes `out/scores.csv`, `out/groups.csv` (pooled over seeds), `out/groups_per_seed.csv`, `out/retraining.png` and
-    `out/summary.md`.
+    `out/summary.md`. With a target's own recipe, each model's scores are kept as it is scored
+    (`searcher.retrain.journal`): the same call again, after a kill, trains only the models not scored yet.
     """
     from tqdm import tqdm
-
-    import targets
 
     check_int("-n", n, 1)
     seeds = [check_int("--seeds", s, 0) for s in seeds]
@@ -236,15 +255,11 @@ def retrain(
     weights = [check_int("--weights", w, 1) for w in weights]
     if not weights:
         raise ParameterError("retrain needs at least one weight in --weights for its upweight arms (e.g. 1,2,4,8).")
+    shipped = recipe is None  # a target's own recipe, which the journal's key describes (yours it cannot)
     if recipe is None:
         if target is None:
             raise ParameterError("retrain needs a trainable target or a recipe=.")
-        model = targets.load(target)
-        if not callable(getattr(model, "recipe", None)):
-            trainable = [name for name in targets.available() if name in ("gender-cnn", "smile-cnn")]
-            raise ParameterError(f"{target!r} cannot be retrained here: it has no training recipe. Trainable targets: "
-                                 f"{', '.join(trainable)}; for your own model pass recipe= (a targets.base.TrainingRecipe).")
-        recipe = model.recipe(n=train_n, epochs=epochs, test_n=test_n)
+        recipe = trainable(target).recipe(n=train_n, epochs=epochs, test_n=test_n)
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
 
@@ -271,34 +286,65 @@ def retrain(
             added[arm] = _labelled(built.rows, built.pngs, recipe.labels, size)
             notes += built.notes
 
+    key = {"target": target, "train_n": train_n, "epochs": epochs, "test_n": test_n, "seeds": seeds, "arms": arms,
+           "weights": weights, "added": {arm: _digest(data) for arm, data in added.items()}}
+    journal = Journal(out, key if shipped else None)
     models: dict[tuple[int, str], Any] = {}
     weight = None
     if "upweight" in arms or "random-upweight" in arms:
-        weight, models = _upweight(recipe, src, base0, added, seeds[0], weights, notes)
+        if journal.weight is None:
+            weight, models = _upweight(recipe, src, base0, added, seeds[0], weights, notes)
+            journal.add_weight(weight, notes[-1])
+        else:
+            weight, note = journal.weight
+            notes.append(note)
         added["upweight"] = _repeat(added["hard"], weight) if "hard" in added else None
         added["random-upweight"] = _repeat(added["random"], weight) if "random" in added else None
 
-    tests = recipe.tests()
+    tests = None
     scores, groups = [], []
     with tqdm(total=len(seeds) * len(arms), desc="retraining", unit="model", disable=not progress) as bar:
         for seed in seeds:
-            base = base0 if seed == seeds[0] else recipe.base(seed)
+            base = None
             for arm in arms:
-                data = recipe.balanced(seed) if arm == "balanced" else base if arm == "base" else _concat(base, added[arm])
-                model = models[seed, arm] if (seed, arm) in models else recipe.train(data, seed)
-                for name, test in tests.items():
-                    pred = np.asarray(recipe.evaluate(model, test))
-                    wrong = pred != test.labels
-                    recall = [float((~wrong[test.labels == i]).mean()) for i in range(len(recipe.labels)) if (test.labels == i).any()]
-                    scores.append({"arm": arm, "seed": seed, "test": name, "train_size": len(data),
-                                   "accuracy": float((~wrong).mean()), "balanced_accuracy": float(np.mean(recall))})
-                    for group, mask in recipe.groups(test.truth).items():
-                        groups.append({"arm": arm, "seed": seed, "test": name, "group": group, "n": int(mask.sum()),
-                                       "errors": int(wrong[mask].sum())})
+                if (arm, seed) not in journal.models:
+                    if base is None:
+                        base = base0 if seed == seeds[0] else recipe.base(seed)
+                    tests = recipe.tests() if tests is None else tests
+                    journal.add_model(arm, seed, *_scored(recipe, models, tests, base, added, arm, seed))
+                scores += journal.models[arm, seed][0]
+                groups += journal.models[arm, seed][1]
                 bar.update()
     result = RetrainResult(out, pd.DataFrame(scores), pd.DataFrame(groups), k, notes, weight)
     _write(result)
+    journal.close()
     return result
+
+
+def _scored(recipe: Any, models: Mapping[tuple[int, str], Any], tests: Mapping[str, Any], base: Any, added: Mapping[str, Any],
+            arm: str, seed: int) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """Trains `arm`'s model on `seed` (or takes the one `models` holds) and tests it: its rows of
+    scores.csv and of the subgroup errors."""
+    data = recipe.balanced(seed) if arm == "balanced" else base if arm == "base" else _concat(base, added[arm])
+    model = models[seed, arm] if (seed, arm) in models else recipe.train(data, seed)
+    scores, groups = [], []
+    for name, test in tests.items():
+        pred = np.asarray(recipe.evaluate(model, test))
+        wrong = pred != test.labels
+        recall = [float((~wrong[test.labels == i]).mean()) for i in range(len(recipe.labels)) if (test.labels == i).any()]
+        scores.append({"arm": arm, "seed": seed, "test": name, "train_size": len(data),
+                       "accuracy": float((~wrong).mean()), "balanced_accuracy": float(np.mean(recall))})
+        for group, mask in recipe.groups(test.truth).items():
+            groups.append({"arm": arm, "seed": seed, "test": name, "group": group, "n": int(mask.sum()),
+                           "errors": int(wrong[mask].sum())})
+    return scores, groups
+
+
+def _digest(data: Any) -> str:
+    """A digest of labelled images (pixels and labels): the same added set, the same key."""
+    h = hashlib.sha256(np.ascontiguousarray(data.images).tobytes())
+    h.update(np.ascontiguousarray(data.labels).tobytes())
+    return h.hexdigest()
 
 
 def _upweight(recipe: Any, src: Source, base: Any, added: Mapping[str, Any], seed: int, grid: Sequence[int],

@@ -16,6 +16,8 @@ its cut). The scores and the failure modes are `searcher.analysis.modes`'s.
 
 from __future__ import annotations
 
+import dataclasses
+import inspect
 import itertools
 from collections.abc import Sequence
 from pathlib import Path
@@ -30,7 +32,7 @@ from searcher.defaults import DEFAULT_BATCH, DEFAULT_BUDGET
 from searcher.errors import ParameterError
 from searcher.figures.compare import plot_comparison
 from searcher.strategies import DEFAULT_STRATEGY, STRATEGIES, strategy_options
-from searcher.validation import checked
+from searcher.validation import check_names, checked
 
 __all__ = ["compare"]
 
@@ -74,6 +76,14 @@ def _watch(outs: Sequence[str], budget: int, futures: list[Any], ray: Any) -> No
             bar.close()
 
 
+def _keywords() -> list[str]:
+    """The keywords `compare` takes: its own arguments, and the settings of a `Campaign` it does not
+    set per campaign itself."""
+    own = [name for name in inspect.signature(compare).parameters if name != "campaign_options"]
+    per_campaign = {"strategy", "alpha", "seed"}
+    return own + [f.name for f in dataclasses.fields(Campaign) if f.name not in {*own, *per_campaign}]
+
+
 @checked("compare")
 def compare(
     out: str | Path,
@@ -96,6 +106,7 @@ def compare(
     uniform strategies' failures are cut into (see `searcher.analysis.modes`). Returns the per-campaign table, also written to
     `out/compare.csv` beside `out/curves.csv` and the figures.
     """
+    check_names(campaign_options, _keywords(), what="compare argument")  # named here, not as a TypeError from Campaign
     for strategy in strategies:
         STRATEGIES.factory(strategy)  # an unknown name fails before any campaign runs
     if not list(seeds) or not list(strategies):

@@ -9,8 +9,8 @@ instead of latent directions, per mode, and only on failures: the **fix rate** o
 the share of the mode's failures that pass once that attribute alone is set back. Everything else
 the trial rendered is held: its stored parameters (identity included) and the campaign's render
 seed, so an unchanged re-render is the stored image (checked on the first batch to be evaluated,
-before the target is asked anything: to within `RENDER_TOLERANCE`, since `faces` rounds a few
-pixels one grey level apart when it renders an image alone rather than in a batch).
+before the target is asked anything: `searcher.studies.rerender.check_rerender`, which allows for
+`faces` rounding a few pixels otherwise when it renders an image in another batch).
 
 Where an attribute is set back:
 
@@ -44,7 +44,6 @@ target error is neither a pass nor a failure: left out of the rate and counted.
 
 from __future__ import annotations
 
-import json
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -53,19 +52,18 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from searcher.analysis.explain import ModeRule, explain_modes
-from searcher.analysis.modes import mode_labels, repeated
-from searcher.campaign.config import CampaignConfig, search_space
+from searcher.analysis.explain import ModeRule, share_text
+from searcher.analysis.modes import repeated
 from searcher.campaign.executors import make_executor
-from searcher.campaign.result import CampaignResult, load_campaign
-from searcher.campaign.store import DirectoryLock, Store
 from searcher.causal import wilson_interval
 from searcher.errors import ParameterError
 from searcher.objective import FAILURE, Judge
 from searcher.space import Categorical, Continuous, Integer, Space
-from searcher.validation import check_int
+from searcher.studies.rerender import Reopened, check_rerender, evaluate_rows, not_settable, reopen, study_store
+from searcher.validation import checked
 
-__all__ = ["DEFAULT_BUDGET", "FOLDER", "HELD", "RENDER_TOLERANCE", "SOURCE", "Intervention", "ModeConfirmation", "confirm"]
+__all__ = ["DEFAULT_BUDGET", "FOLDER", "SOURCE", "FixWords", "Intervention", "ModeConfirmation", "confirm",
+           "confirmation_lines", "fix_words", "unconfirmed_lines"]
 
 DEFAULT_BUDGET = 400
 """Evaluations a confirmation spends by default, over every (mode, attribute) batch: 40 failures
@@ -74,13 +72,6 @@ FOLDER = "confirm"
 """Where, inside the campaign's directory, the confirmation's evaluations are stored."""
 SOURCE = "confirm"
 """The `source` of the confirmation's trials in its store."""
-RENDER_TOLERANCE = 1
-"""Grey levels (of 255) an unchanged re-render may differ from the stored image by and still count as
-the same render: `faces` rounds a few pixels one level apart when it renders one image alone
-rather than in a batch (float32 kernels that differ with the batch size)."""
-HELD = ("identity",)
-"""Parameters every intervention holds, never set back: the faces generators' pseudo-identity,
-which keys the render's nuisance draw (framing jitter, background tint, sensor noise)."""
 
 
 @dataclass(frozen=True)
@@ -167,6 +158,7 @@ class _Batch:
                 "trials": [list(t) for t in self.trials]}
 
 
+@checked("confirm")
 def confirm(run: str | Path, budget: int = DEFAULT_BUDGET, min_failures: int = 10, depth: int = 3,
             progress: bool = False) -> list[ModeConfirmation]:
     """Each failure mode of the campaign in `run` with the fix rates of its rule's attributes and of
@@ -184,28 +176,77 @@ def confirm(run: str | Path, budget: int = DEFAULT_BUDGET, min_failures: int = 1
             min_failures or depth, or a campaign that has grown since), or a generator that no
             longer renders the campaign's trials as they were stored.
     """
-    budget = check_int("budget", budget, 1)
-    min_failures, depth = check_int("min_failures", min_failures, 1), check_int("depth", depth, 1, 10)
-    campaign = load_campaign(run)
-    if campaign.trials.empty:
-        raise ParameterError(f"{campaign.dir} holds no evaluations yet; run the campaign first.")
-    import generators
-
-    settings = CampaignConfig.with_defaults(campaign.config)
-    config = CampaignConfig(**{**{k: v for k, v in settings.items() if k in CampaignConfig.keys()}, "out": str(campaign.dir)})
-    generator = generators.load(config.generator, **dict(config.generator_options))
-    space, _ = search_space(generator.space, config.vary, config.fix, config.cube)
-    trials = campaign.trials
-    modes = mode_labels([trials], [config.strategy], blocks=space.cube.blocks)[0]
-    rules = explain_modes(trials, space, modes, campaign.vocabulary, min_failures=min_failures, depth=depth)
-    objective = config.spec().build(generator)
-    batches, skipped = _plan(trials, space, modes, rules, objective.judge, budget, config.seed)
+    r = reopen(run, min_failures, depth)
+    batches, skipped = _plan(r.trials, r.space, r.modes, r.rules, r.objective.judge, budget, r.config.seed)
     counts: dict[int, Intervention] = {}
     if batches:
-        options = {"budget": budget, "min_failures": min_failures, "depth": depth}
-        counts = _run(campaign, config, space, objective, batches, options, progress)
+        counts = _run(r, batches, {"budget": budget, "min_failures": min_failures, "depth": depth}, progress)
     return [ModeConfirmation(rule, tuple(counts[k] for k, b in enumerate(batches) if b.mode == rule.mode), skipped.get(rule.mode, {}))
-            for rule in rules]
+            for rule in r.rules]
+
+
+# --------------------------------------------------------------------------- the words
+
+
+@dataclass(frozen=True)
+class FixWords:
+    """One intervention of an explain.json record in words, as `searcher explain --confirm` prints
+    it and `searcher report` tabulates it (one wording for both).
+
+    Attributes:
+        attribute: the attribute in words ("hair length").
+        setting: where it was set: "back to 0.359", or "to 0" for the control.
+        rate: the fix rate with its Wilson 95% interval, "95% [75%, 99%]".
+        counts: what was evaluated and left out, "19 re-rendered, 2 target errors left out".
+        control: True for the control attribute.
+    """
+
+    attribute: str
+    setting: str
+    rate: str
+    counts: str
+    control: bool
+
+    @property
+    def line(self) -> str:
+        """The line `searcher explain --confirm` prints (without its indent)."""
+        if self.control:
+            return f"control {self.attribute} {self.setting}: {self.rate} ({self.counts})"
+        return f"{self.attribute} {self.setting}: {self.rate} of this mode's failures pass ({self.counts})"
+
+
+def _value_text(value: Any) -> str:
+    return f"{value:.3g}" if isinstance(value, float) else str(value)
+
+
+def fix_words(record: dict[str, Any]) -> list[FixWords]:
+    """Each intervention of an explain.json `record` (`ModeConfirmation.to_dict`) in words, the
+    rule's attributes first, then the control; none before `--confirm` or for a mode without a rule."""
+    out = []
+    for name, rate in (record.get("fix_rates") or {}).items():
+        i = record["interventions"][name]
+        left = [f"{n} {what} left out" for n, what in ((i["errors"], "target errors"), (i["excluded"], "ambiguous")) if n]
+        out.append(FixWords(name.replace("_", " "), f"{'to' if i['control'] else 'back to'} {_value_text(i['value'])}",
+                            share_text(rate), ", ".join([f"{i['evaluated']} re-rendered", *left]), bool(i["control"])))
+    return out
+
+
+def unconfirmed_lines(record: dict[str, Any]) -> list[str]:
+    """What an explain.json `record` after `--confirm` did not set back, one line per reason, and
+    that it had no control where its rule found none."""
+    reasons: dict[str, list[str]] = {}
+    for name, why in (record.get("skipped") or {}).items():
+        reasons.setdefault(why, []).append(name.replace("_", " "))
+    lines = [f"not set back, {', '.join(names)}: {why}" for why, names in reasons.items()]
+    if record["rule"] is not None and not any(i["control"] for i in (record.get("interventions") or {}).values()):
+        lines.append("no control: every continuous parameter is in the rule or cannot be set back")
+    return lines
+
+
+def confirmation_lines(record: dict[str, Any]) -> list[str]:
+    """The lines of one mode's confirmation, as `searcher explain --confirm` prints them: each
+    attribute set back, then the control, then what was not set back."""
+    return [w.line for w in fix_words(record)] + unconfirmed_lines(record)
 
 
 # --------------------------------------------------------------------------- the plan
@@ -226,7 +267,7 @@ def _plan(trials: pd.DataFrame, space: Space, modes: np.ndarray, rules: list[Mod
         mine = modes == rule.mode
         why: dict[str, str] = {}
         for name, bound in rule.rule.items():
-            reason = _not_settable(name, space, judge)
+            reason = not_settable(name, space, judge)
             value = None if reason else _set_back(space[name], bound, trials[f"param.{name}"].to_numpy()[passes])
             if reason is None and value is None:
                 reason = "no pass of the campaign lies outside the rule on it, so there is nowhere to set it back to"
@@ -249,22 +290,6 @@ def _plan(trials: pd.DataFrame, space: Space, modes: np.ndarray, rules: list[Mod
         order = np.random.default_rng([seed, m]).permutation(len(refs))[: min(cap, len(refs))]
         drawn[m] = tuple(refs[k] for k in sorted(order.tolist()))
     return [_Batch(m, name, value, control, drawn[m]) for m, name, value, control in settings], skipped
-
-
-def _not_settable(name: str, space: Space, judge: Judge) -> str | None:
-    """Why the rule's parameter `name` cannot be set back with everything else held, or None."""
-    latent = space.latent is not None and name in space.latent.names
-    if not latent and name not in {p.name for p in space.params}:
-        return ("a rendered attribute the generator takes no parameter for (a latent generator's rule is over what it "
-                "rendered), so it cannot be set alone; latent directions are not fitted here")
-    if latent or "latent coordinate" in (space[name].doc or ""):
-        return ("a latent coordinate, not an attribute: moving it changes whatever else the code holds, so it is not "
-                "set back (no encoder direction is fitted here)")
-    if name in HELD:
-        return "the face itself, which every intervention holds (it keys the render's nuisance draw too)"
-    if name == judge.truth_column:
-        return "the truth the target is judged by: setting it back changes the right answer, not the cause"
-    return None
 
 
 def _set_back(param: Any, bound: list[Any], passed: np.ndarray) -> Any:
@@ -295,7 +320,7 @@ def _control(space: Space, judge: Judge, rule: dict[str, list[Any]], trials: pd.
         return None
     best: tuple[float, str, float] | None = None
     for p in space.params:
-        if not isinstance(p, Continuous) or p.name in rule or _not_settable(p.name, space, judge):
+        if not isinstance(p, Continuous) or p.name in rule or not_settable(p.name, space, judge):
             continue
         values = trials[f"param.{p.name}"].to_numpy(float)
         median = float(np.median(values[passes]))
@@ -324,85 +349,30 @@ def _cap(failures: dict[int, int], batches: Counter, budget: int) -> int:
 # --------------------------------------------------------------------------- the evaluations
 
 
-def _run(campaign: CampaignResult, config: CampaignConfig, space: Space, objective: Any, batches: list[_Batch],
-         options: dict[str, int], progress: bool) -> dict[int, Intervention]:
-    """Evaluates the batches not yet committed in `RUN/confirm/` (under its lock) and counts every
-    batch; a store planned otherwise (other `options`: budget, min_failures, depth; or another
-    campaign) is refused, never mixed in."""
+def _run(r: Reopened, batches: list[_Batch], options: dict[str, int], progress: bool) -> dict[int, Intervention]:
+    """Evaluates the batches not yet committed in `RUN/confirm/` (`study_store`: under its lock,
+    refused when planned otherwise) and counts every batch."""
     from tqdm import tqdm
 
-    folder = campaign.dir / FOLDER
-    plan = json.loads(json.dumps([b.to_dict() for b in batches]))
-    lock = DirectoryLock(folder)
-    lock.acquire()
-    try:
-        store = Store(folder)
-        try:
-            stored = store.config
-            if stored is not None and stored.get("confirm") != plan:
-                was = stored.get("options") or {}
-                changed = [f"{k.replace('_', '-')} {was.get(k)}, not {v}" for k, v in options.items() if was.get(k) != v]
-                why = (f"with {'; '.join(changed)}: confirm again with those" if changed else
-                       "for the campaign as it was (it has changed since, or explain finds other rules now)")
-                raise ParameterError(f"{folder} holds a confirmation planned {why}, or move {folder} aside to confirm afresh.")
-            if stored is None:
-                store.save_config({**campaign.config, "out": str(folder), "budget": options["budget"], "options": options,
-                                   "confirm": plan})
-            done = {s for s, _, _ in store.steps()}
-            params = dict(zip(zip(campaign.trials["step"], campaign.trials["idx"]), campaign.trials["params"]))
-            images = dict(zip(zip(campaign.trials["step"], campaign.trials["idx"]), campaign.trials["image"]))
-            todo = [k for k in range(len(batches)) if k not in done]
-            if todo:
-                _check_rerender(campaign, objective, config.seed, params, images, batches[todo[0]].trials)
-                executor = make_executor(None, config.spec(), objective=objective)
-                total = sum(len(b.trials) for b in batches)
-                try:
-                    with tqdm(total=total, initial=total - sum(len(batches[k].trials) for k in todo), unit="eval",
-                              desc="confirm", disable=not progress) as bar:
-                        for k in todo:
-                            _evaluate(store, executor, space, k, batches[k], params, config.seed)
-                            bar.update(len(batches[k].trials))
-                finally:
-                    executor.close()
-            return _counts(store.trials(), batches)
-        finally:
-            store.close()
-    finally:
-        lock.release()
-
-
-def _check_rerender(campaign: CampaignResult, objective: Any, seed: int, params: dict, images: dict,
-                    refs: tuple[tuple[int, int], ...]) -> None:
-    """Refuses a generator that renders the failures `refs` (rendered unchanged, in one batch as
-    their interventions will be) otherwise than the campaign stored them: an intervention would then
-    change more than its one attribute. Within `RENDER_TOLERANCE` counts as the same render."""
-    stored = Store(campaign.dir, readonly=True)
-    try:
-        again = objective.generator.generate([params[ref] for ref in refs], seed=seed).images
-        for ref, image in zip(refs, again):
-            if not isinstance(images[ref], str):
-                continue
-            before = stored.load_image(images[ref])
-            if image.shape != before.shape or np.abs(image.astype(int) - before.astype(int)).max() > RENDER_TOLERANCE:
-                raise ParameterError(f"The generator renders trial {ref[0]}.{ref[1]} of {campaign.dir} otherwise than the campaign "
-                                     "stored it (another version or options?), so setting one attribute back would change more "
-                                     "than that attribute; confirm with the generator that ran the campaign.")
-    finally:
-        stored.close()
-
-
-def _evaluate(store: Store, executor: Any, space: Space, step: int, batch: _Batch, params: dict, seed: int) -> None:
-    """Evaluates the re-renders of `batch` not stored yet, stores them, then commits the step."""
-    have = store.step_trials(step)
-    missing = [k for k in range(len(batch.trials)) if k not in have]
-    if missing:
-        rows = [{**params[batch.trials[k]], batch.attribute: batch.value} for k in missing]
-        X = space.to_unit([{n: r[n] for n in space.names} for r in rows])
-        outcomes = executor.evaluate(rows, seed)
-        with store.transaction():
-            for k, x, (outcome, worker) in zip(missing, X, outcomes):
-                store.add_trial(step, k, x, outcome, worker, source=SOURCE)
-    store.finish_step(step, len(batch.trials), {"mode": batch.mode, "attribute": batch.attribute, "control": batch.control})
+    with study_store(r, FOLDER, [b.to_dict() for b in batches], options, "confirmation") as store:
+        done = {s for s, _, _ in store.steps()}
+        params = r.params()
+        todo = [k for k in range(len(batches)) if k not in done]
+        if todo:
+            check_rerender(r, batches[todo[0]].trials)
+            executor = make_executor(None, r.config.spec(), objective=r.objective)
+            total = sum(len(b.trials) for b in batches)
+            try:
+                with tqdm(total=total, initial=total - sum(len(batches[k].trials) for k in todo), unit="eval",
+                          desc="confirm", disable=not progress) as bar:
+                    for k in todo:
+                        b = batches[k]
+                        evaluate_rows(store, executor, r.space, k, [{**params[t], b.attribute: b.value} for t in b.trials],
+                                      r.config.seed, {"mode": b.mode, "attribute": b.attribute, "control": b.control}, SOURCE)
+                        bar.update(len(b.trials))
+            finally:
+                executor.close()
+        return _counts(store.trials(), batches)
 
 
 def _counts(stored: pd.DataFrame, batches: list[_Batch]) -> dict[int, Intervention]:

@@ -19,7 +19,7 @@ import pandas as pd
 
 from searcher.analysis.verification import N_GROUPS, VerificationReport, VerificationSet, analyze_pairs, build_pairs, impostor_capacity
 from searcher.errors import ParameterError
-from searcher.validation import check_int, check_number
+from searcher.validation import check_int, check_number, checked
 
 __all__ = ["VARIATIONS", "VerificationRun", "render_pairs", "verify"]
 
@@ -182,6 +182,7 @@ class VerificationRun:
         return "\n".join(self.lines)
 
 
+@checked("verify")
 def verify(out: str | Path, generator: str = "faces", n_identities: int = 100, images_per_identity: int = 4,
            vary: Sequence[str] = tuple(VARIATIONS), *, n_impostor: int = 20_000, fmr: float = 1e-3, fallback_fmr: float = 1e-2,
            n_boot: int = 1000, target: str = "dlib-verify", target_options: dict[str, Any] | None = None,

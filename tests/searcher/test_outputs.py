@@ -84,7 +84,7 @@ def test_root_home_and_the_working_directory_are_never_replaced(tmp_path, monkey
     monkeypatch.chdir(home / "work")
     kw = {"replace": True, "overwrite": True, "marker": ".mine"}
     for out, what in ((home / "work", "the working directory"), (home, "an ancestor of the working directory"),
-                      ("", "the working directory"), ("/", "an ancestor of the working directory")):
+                      ("", "must name a file or directory"), ("/", "an ancestor of the working directory")):
         with pytest.raises(ParameterError, match=what):
             check_output_dir(out, **kw)
     monkeypatch.chdir(tmp_path)

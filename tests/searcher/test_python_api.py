@@ -25,6 +25,14 @@ CALLS = [
     ("export", lambda tmp: searcher.export(tmp, tmp / "x", limit=0), "'limit' argument of export"),
     ("retrain", lambda tmp: searcher.retrain("gender-cnn", seeds=3, out=tmp), "'seeds' argument of retrain"),
     ("retrain", lambda tmp: searcher.retrain("gender-cnn", test_n=0, out=tmp), "'test_n' argument of retrain"),
+    ("fix", lambda tmp: searcher.fix("gender-cnn", seeds="0,1", out=tmp), "'seeds' argument of fix"),
+    ("fix", lambda tmp: searcher.fix("gender-cnn", confirm_budget=0, out=tmp), "'confirm_budget' argument of fix"),
+    ("explain", lambda tmp: searcher.explain(3), "'run' argument of explain"),
+    ("explain", lambda tmp: searcher.explain(tmp, depth=11), "'depth' argument of explain"),
+    ("confirm", lambda tmp: searcher.confirm([tmp]), "'run' argument of confirm"),
+    ("confirm", lambda tmp: searcher.confirm(tmp, budget=0), "'budget' argument of confirm"),
+    ("probe", lambda tmp: searcher.probe(None), "'run' argument of probe"),
+    ("probe", lambda tmp: searcher.probe(tmp, steps=0), "'steps' argument of probe"),
 ]
 
 
@@ -63,5 +71,30 @@ def test_a_string_of_names_is_split_as_the_command_line_splits_it(tmp_path):
 
 
 def test_an_unknown_argument_is_the_projects_error(tmp_path):
-    with pytest.raises(ParameterError, match="analyze: got an unexpected keyword argument 'bins_'"):
+    with pytest.raises(ParameterError, match=r"Unknown analyze argument\(s\) \['bins_'\]. Valid analyze arguments: directory, out"):
         searcher.analyze(tmp_path, bins_=3)
+
+
+def _entry_points() -> dict[str, object]:
+    """Every function `searcher.validation.ENTRY_POINTS` names ("annotate.app": `searcher.annotate.app`),
+    the README's `Campaign`, and the plug-in loaders."""
+    import functools
+
+    import generators
+    import targets
+    from searcher.validation import ENTRY_POINTS
+
+    found = {name: functools.reduce(getattr, name.split("."), searcher) for name in ENTRY_POINTS}
+    return {**found, "Campaign": searcher.Campaign, "generators.load": generators.load, "targets.load": targets.load}
+
+
+@pytest.mark.parametrize("name", sorted(_entry_points()))
+def test_an_unknown_keyword_or_a_wrong_typed_first_argument_is_the_projects_error(tmp_path, name):
+    """Never a TypeError or AttributeError from deep inside: a `SearcherError` naming what was wrong."""
+    function = _entry_points()[name]
+    with pytest.raises(searcher.SearcherError, match="bogus_keyword"):
+        function(tmp_path / "x", bogus_keyword=1) if name not in ("generators.load", "targets.load") else function("planted", bogus_keyword=1)
+    for wrong in (3, ["planted"], {"a": 1}):
+        with pytest.raises(searcher.SearcherError):
+            function(wrong)
+    assert list(tmp_path.iterdir()) == []  # refused before anything was written

@@ -27,7 +27,8 @@ STOPS_WITHIN = 5.0  # seconds from SIGINT to exit: about 1 on an idle machine, m
 def server(request):
     """A loopback server whose first `server.answered` requests get ANSWER at once and the rest
     `server.mode`: "drip" (headers, then a valid JSON body one byte every 50 ms, led by spaces)
-    or "stall" (nothing at all). `server.seen` counts requests."""
+    or "stall" (nothing at all), or "headers" (the status line and headers one byte every 50 ms).
+    `server.seen` counts requests."""
 
     class Handler(BaseHTTPRequestHandler):
         def do_POST(self) -> None:
@@ -40,18 +41,28 @@ def server(request):
             if slow and server.mode == "stall":
                 server.closing.wait(DRIP_SECONDS)
                 return
+            if slow and server.mode == "headers":
+                self._drip(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n" + b"X-Pad: " + b"x" * 400 + b"\r\n", end)
+                return
             self.send_response(200)
             self.send_header("Content-Type", "application/json")
             self.send_header("Content-Length", str(len(body)))
             self.end_headers()
+            if slow:
+                self._drip(body, end)
+                return
             try:
-                if not slow:
-                    self.wfile.write(body)
-                    return
-                for i in range(len(body)):
+                self.wfile.write(body)
+            except OSError:  # the client went away
+                pass
+
+        def _drip(self, data: bytes, end: float) -> None:
+            """Sends `data` a byte every 50 ms until `end` (or the server closes, or the client goes away)."""
+            try:
+                for i in range(len(data)):
                     if server.closing.wait(0.05) or time.monotonic() > end:
                         return
-                    self.wfile.write(body[i : i + 1])
+                    self.wfile.write(data[i : i + 1])
                     self.wfile.flush()
             except OSError:  # the client went away
                 pass
@@ -82,7 +93,7 @@ def _wait_for(condition, seconds: float, what: str) -> None:
         time.sleep(0.02)
 
 
-@pytest.mark.parametrize("mode", ["drip", "stall"])
+@pytest.mark.parametrize("mode", ["drip", "stall", "headers"])
 def test_an_answer_slower_than_the_timeout_is_a_timeout_not_a_hang(server, mode):
     """A body dripped a byte every 50 ms never trips httpx's per-read timeout; the request's
     deadline (timeout=0.5) ends it anyway, it is retried, and the image gets an error, no label."""
@@ -100,6 +111,23 @@ def test_an_answer_slower_than_the_timeout_is_a_timeout_not_a_hang(server, mode)
     assert server.seen == 2 and time.monotonic() - start < 3.0
 
 
+def test_headers_dripped_a_byte_at_a_time_end_at_the_deadline_as_a_target_error(server):
+    """A status line and headers dripped a byte every 50 ms (20 s in all) never trip httpx's per-read
+    timeout, and no body is read to check the deadline against; the request still ends at its
+    `timeout` (0.5 s) as a target error, and the next request is not kept waiting by the abandoned one."""
+    server.mode, server.answered = "headers", 0
+    target = HttpTarget(url=server.url, timeout=0.5, retries=0, max_in_flight=1)
+    start = time.monotonic()
+    pred = target.predict(np.zeros((1, 8, 8, 3), np.uint8))
+    took = time.monotonic() - start
+    assert pred.error == ["timed out after 1 attempts"] and pred.label == [None]
+    assert took < 0.5 + 1.0, f"the dripped headers held the request for {took:.1f} s"
+    server.mode = "answer"
+    start = time.monotonic()
+    assert target.predict(np.ones((1, 8, 8, 3), np.uint8)).label == [True]  # a new connection, though one is still dripping
+    assert time.monotonic() - start < 1.0 and server.seen == 2
+
+
 PREDICT = """
 import sys
 import numpy as np
@@ -109,7 +137,7 @@ target.predict(np.random.default_rng(0).integers(0, 256, (4, 8, 8, 3), dtype=np.
 """
 
 
-@pytest.mark.parametrize("mode", ["drip", "stall"])
+@pytest.mark.parametrize("mode", ["drip", "stall", "headers"])
 def test_ctrl_c_stops_predict_while_requests_hang(server, mode):
     """SIGINT while four requests wait on a dripping or silent server ends the process within about a
     second; the old thread pool joined its stuck threads, so it lasted as long as the reads."""

@@ -65,14 +65,14 @@ def test_render_of_a_generator_without_a_resolution(tmp_path, capsys):
     (["render", "--set", "yaw=-inf"], ["'yaw' parameter must be a number in [-75, 75]", "-inf"]),
     (["render", "--seed", "-1"], ["--seed must be an integer >= 0. Got -1 instead."]),
     (["render", "-n", "0"], ["-n must be an integer >= 1. Got 0 instead."]),
-    (["compare", "--seeds", "0"], ["--seeds must be an integer >= 1. Got 0 instead.", "for seed 0 alone write --seeds 0,"]),
+    (["compare", "--seeds", "0"], ["--seeds must be an integer in [1, 10000]. Got 0 instead.", "(--seeds 0, is seed 0)"]),
     (["serve-target", "dlib-hog", "--port", "70000"], ["--port must be an integer in [0, 65535]. Got 70000 instead."]),
     (["gallery", "nowhere", "--limit", "0"], ["--limit must be an integer >= 1. Got 0 instead."]),
     (["compare", "--generator", "planted", "--target", "planted", "--strategies", "random,nope", "--seeds", "1"],
      ["Unknown strategy 'nope'", "random, sobol, bo"]),
 ])
 def test_bad_values_are_one_line_errors(tmp_path, capsys, argv, needles):
-    argv = [*argv, "--out", str(tmp_path / "out")] if argv[0] in ("render", "compare") else argv
+    argv = [*argv, "--out", str(tmp_path / ("out.png" if argv[0] == "render" else "out"))] if argv[0] in ("render", "compare") else argv
     assert main(argv) == 2
     _one_line_error(capsys, *needles)
     assert not (tmp_path / "out" / "runs").exists()  # compare refused before running any campaign

@@ -37,7 +37,8 @@ def test_explain_json_has_the_schema_and_the_blocks_say_the_same(run, capsys):
     assert records and [r["mode"] for r in records] == sorted(r["mode"] for r in records)
     printed = capsys.readouterr().out
     for r in records:
-        assert set(r) == {"mode", "failures", "rule", "caption", "precision", "coverage", "over"} and r["over"] == "parameters"
+        assert set(r) == {"mode", "failures", "rule", "caption", "precision", "coverage", "over", "trials"} and r["over"] == "parameters"
+        assert r["trials"] == 600  # the evaluations explained, so that a report can tell a stale explain.json
         assert f"mode {r['mode']}: {r['failures']} failures" in printed and r["caption"] in printed
         if r["failures"] < 12:
             assert r["rule"] is None and r["precision"] is None and r["coverage"] is None

@@ -1,5 +1,6 @@
-"""What every report test shares: the Haar campaign they report on, and reading a report back (its
-tags and sections, the values behind a gallery, the check that the page is self-contained)."""
+"""What every report test shares: the Haar campaign they report on, a retraining directory, and
+reading a report back (its tags and sections, the values behind a gallery, the check that the page
+is self-contained)."""
 
 from __future__ import annotations
 
@@ -7,9 +8,12 @@ import json
 from html.parser import HTMLParser
 from pathlib import Path
 
+import numpy as np
+import pandas as pd
 import pytest
 
 from searcher.report.page import CSP
+from searcher.retrain.harness import RetrainResult, _write
 
 
 class ReportPage(HTMLParser):
@@ -59,7 +63,33 @@ def campaign(stored_campaign):
                            generator_options={"resolution": 96})
 
 
+@pytest.fixture(scope="module")
+def planted(stored_campaign):
+    """400 random evaluations of a planted target that fails in one box over two of the generator's
+    three coordinates: a third of them fail, in modes large enough for `searcher explain` to rule
+    (renders and judges in a second or two)."""
+    return stored_campaign("planted-modes", generator="planted", target="planted", strategy="random", budget=400, batch=200,
+                           generator_options={"dim": 3}, target_options={"dim": 2, "k": 1, "volume": 0.3})
+
+
 @pytest.fixture(scope="session")
 def read_report():
     """`read_report(path)`: the report written at `path`, as a `ReportPage`."""
     return lambda path: ReportPage(Path(path).read_text())
+
+
+@pytest.fixture(scope="module")
+def retrained(tmp_path_factory):
+    """A retraining directory written by the harness's own writer from a small made-up table: five
+    arms, two seeds, two test sets, two subgroups (no model is trained)."""
+    rng = np.random.default_rng(0)
+    sizes = {"base": 100, "hard": 120, "random": 120, "spread": 120, "balanced": 100}
+    scores = pd.DataFrame([{"arm": arm, "seed": seed, "test": test, "train_size": size, "accuracy": rng.uniform(0.6, 0.9),
+                            "balanced_accuracy": rng.uniform(0.5, 0.9)}
+                           for seed in (0, 1) for arm, size in sizes.items() for test in ("balanced", "ppb")])
+    groups = pd.DataFrame([{"arm": r.arm, "seed": r.seed, "test": r.test, "group": group, "n": 40, "errors": int(rng.integers(0, 40))}
+                           for r in scores.itertuples() for group in ("short-haired feminine", "long-haired masculine")])
+    out = tmp_path_factory.mktemp("retrain") / "gender20"
+    out.mkdir()
+    _write(RetrainResult(out, scores, groups, 20))
+    return out

@@ -132,22 +132,16 @@ def test_the_command_prints_the_path_and_bad_directories_get_one_line(comparison
         assert main(["report", str(where)]) == 2
         err = capsys.readouterr().err
         assert err.startswith(f"searcher: error: Nothing to report at {where}") and err.count("\n") == 1 and "transects.csv" in err
-    with pytest.raises(ParameterError, match="'limit' option of report must be an integer >= 1. Got 0"):
+    with pytest.raises(ParameterError, match="'limit' argument of report must be an integer >= 1. Got 0"):
         report(comparison, limit=0)
 
 
-def test_the_page_filters_and_sorts_in_a_browser_and_fetches_nothing(browser, campaign, tmp_path):
+def test_the_page_filters_and_sorts_in_a_browser_and_fetches_nothing(open_page, campaign, tmp_path):
     path = report(campaign, out=tmp_path / "report.html", n_boot=BOOT)
     trials = load_campaign(campaign).trials
     fails = trials[(trials["loss"] >= 0.5) & trials["error"].isna()]
     modes = read_source(campaign).rows.query("mode >= 0")["mode"]
-    page = browser.new_page()
-    requests, problems = [], []
-    page.on("request", lambda r: requests.append(r.url))
-    page.on("console", lambda m: problems.append(m.text) if m.type in ("error", "warning") else None)
-    page.on("pageerror", lambda e: problems.append(str(e)))
-    page.goto(path.as_uri())
-    page.wait_for_load_state("load")
+    page, requests, problems = open_page(path)
     items = "#failures figure.item"
 
     def visible() -> int:

@@ -17,7 +17,6 @@ from searcher.errors import ParameterError
 from searcher.report import report
 from searcher.report.build import kind_of
 from searcher.report.page import data_uri
-from searcher.retrain.harness import RetrainResult, _write
 
 
 @pytest.fixture(scope="module")
@@ -29,23 +28,6 @@ def exports(stored_campaign, tmp_path_factory):
     out = tmp_path_factory.mktemp("exports")
     searcher.export(gender, out / "hard", selection="all", control="random")
     searcher.export(gender, out / "hard-pq", fmt="parquet", selection="all")
-    return out
-
-
-@pytest.fixture(scope="module")
-def retrained(tmp_path_factory):
-    """A retraining directory written by the harness's own writer from a small made-up table: five
-    arms, two seeds, two test sets, two subgroups (no model is trained)."""
-    rng = np.random.default_rng(0)
-    sizes = {"base": 100, "hard": 120, "random": 120, "spread": 120, "balanced": 100}
-    scores = pd.DataFrame([{"arm": arm, "seed": seed, "test": test, "train_size": size, "accuracy": rng.uniform(0.6, 0.9),
-                            "balanced_accuracy": rng.uniform(0.5, 0.9)}
-                           for seed in (0, 1) for arm, size in sizes.items() for test in ("balanced", "ppb")])
-    groups = pd.DataFrame([{"arm": r.arm, "seed": r.seed, "test": r.test, "group": group, "n": 40, "errors": int(rng.integers(0, 40))}
-                           for r in scores.itertuples() for group in ("short-haired feminine", "long-haired masculine")])
-    out = tmp_path_factory.mktemp("retrain") / "gender20"
-    out.mkdir()
-    _write(RetrainResult(out, scores, groups, 20))
     return out
 
 

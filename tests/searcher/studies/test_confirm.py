@@ -1,10 +1,9 @@
 """`searcher.confirm` / `searcher explain RUN --confirm`: each rule's attributes set back on the
 mode's failures, everything else held, on a target whose cause is known.
 
-The known answer: the `planted` generator of dimension 3 against a `planted` target of dimension 2
-(both images hold 3 x 3 pixels, and the target reads the first two coordinates only). The target
-fails in one box over (x0, x1); x2 changes nothing it reads. Setting x0 or x1 back must fix every
-failure, and x2 (the control, or a bound a rule picked up by chance) none.
+The known answer: the planted pair of `conftest.py`, whose target fails in one box over (x0, x1)
+and reads nothing of x2. Setting x0 or x1 back must fix every failure, and x2 (the control, or a
+bound a rule picked up by chance) none.
 """
 
 import json
@@ -16,7 +15,6 @@ import subprocess
 import sys
 import time
 from contextlib import closing
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -29,26 +27,6 @@ from searcher.campaign.store import Store
 from searcher.cli import main
 from searcher.errors import ParameterError
 from searcher.studies.confirm import DEFAULT_BUDGET, FOLDER, SOURCE, confirm
-
-GENERATOR = {"dim": 3}
-TARGET = {"dim": 2, "k": 1, "volume": 0.3}  # one box over (x0, x1): a third of the points fail
-
-
-def _campaign(out: Path, **target) -> Path:
-    Campaign(generator="planted", target="planted", strategy="random", budget=400, batch=200, out=str(out),
-             generator_options=GENERATOR, target_options={**TARGET, **target}).run(progress=False)
-    return out
-
-
-@pytest.fixture(scope="module")
-def planted(tmp_path_factory):
-    return _campaign(tmp_path_factory.mktemp("confirm") / "planted")
-
-
-@pytest.fixture
-def run(planted, tmp_path):
-    """A fresh copy of the planted campaign (a confirmation writes RUN/confirm)."""
-    return shutil.copytree(planted, tmp_path / "run")
 
 
 def _stored(run) -> tuple[dict, list]:
@@ -121,8 +99,8 @@ def test_a_generator_that_renders_otherwise_is_refused(run):
     assert not Store(run / FOLDER, readonly=True).steps()  # nothing evaluated
 
 
-def test_target_errors_are_left_out_and_counted(tmp_path):
-    run = _campaign(tmp_path / "errors", error_rate=0.3)  # a third of the images get no answer, re-renders too
+def test_target_errors_are_left_out_and_counted(tmp_path, planted_pair):
+    run = planted_pair(tmp_path / "errors", error_rate=0.3)  # a third of the images get no answer, re-renders too
     modes = confirm(run, budget=200, min_failures=4)
     interventions = [i for m in modes for i in m.interventions]
     assert sum(i.errors for i in interventions) > 0
@@ -153,7 +131,7 @@ def test_a_budget_too_small_or_changed_gets_one_line(run):
         confirm(run, budget=2)
     assert not (run / FOLDER).exists()  # refused before anything was written
     confirm(run, budget=40)
-    with pytest.raises(ParameterError, match="planned with budget 40, not 60: confirm again with those"):
+    with pytest.raises(ParameterError, match="planned with budget 40, not 60: run it again with those"):
         confirm(run, budget=60)
     with pytest.raises(ParameterError, match="budget 40, not 60; min-failures 10, not 5"):
         confirm(run, budget=60, min_failures=5)  # more modes get a rule: another plan
@@ -166,10 +144,10 @@ def _explain(run, *flags: str) -> subprocess.Popen:
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
 
 
-def test_kill_9_resumes_to_the_same_fix_rates(tmp_path):
+def test_kill_9_resumes_to_the_same_fix_rates(tmp_path, planted_pair):
     """SIGKILL `searcher explain RUN --confirm` after its first committed step, run it again: every
     re-render stored once, and the same fix rates as a confirmation never interrupted."""
-    slow = _campaign(tmp_path / "slow", delay=0.01)  # 10 ms a target call: the kill lands mid-confirmation
+    slow = planted_pair(tmp_path / "slow", delay=0.01)  # 10 ms a target call: the kill lands mid-confirmation
     killed = shutil.copytree(slow, tmp_path / "killed")
     reference = [m.to_dict() for m in confirm(slow, budget=150)]
     proc = _explain(killed, "--confirm-budget", "150")
