@@ -54,12 +54,11 @@ import pandas as pd
 
 from searcher.analysis.explain import ModeRule, share_text
 from searcher.analysis.modes import repeated
-from searcher.campaign.executors import make_executor
 from searcher.causal import wilson_interval
 from searcher.errors import ParameterError
 from searcher.objective import FAILURE, Judge
 from searcher.space import Categorical, Continuous, Integer, Space
-from searcher.studies.rerender import Reopened, check_rerender, evaluate_rows, not_settable, reopen, study_store
+from searcher.studies.rerender import Reopened, check_rerender, evaluate_rows, not_settable, reopen, study_store, study_target
 from searcher.validation import checked
 
 __all__ = ["DEFAULT_BUDGET", "FOLDER", "SOURCE", "FixWords", "Intervention", "ModeConfirmation", "confirm",
@@ -360,18 +359,14 @@ def _run(r: Reopened, batches: list[_Batch], options: dict[str, int], progress: 
         todo = [k for k in range(len(batches)) if k not in done]
         if todo:
             check_rerender(r, batches[todo[0]].trials)
-            executor = make_executor(None, r.config.spec(), objective=r.objective)
             total = sum(len(b.trials) for b in batches)
-            try:
-                with tqdm(total=total, initial=total - sum(len(batches[k].trials) for k in todo), unit="eval",
-                          desc="confirm", disable=not progress) as bar:
-                    for k in todo:
-                        b = batches[k]
-                        evaluate_rows(store, executor, r.space, k, [{**params[t], b.attribute: b.value} for t in b.trials],
-                                      r.config.seed, {"mode": b.mode, "attribute": b.attribute, "control": b.control}, SOURCE)
-                        bar.update(len(b.trials))
-            finally:
-                executor.close()
+            with study_target(r) as target, tqdm(total=total, initial=total - sum(len(batches[k].trials) for k in todo), unit="eval",
+                                                 desc="confirm", disable=not progress) as bar:
+                for k in todo:
+                    b = batches[k]
+                    evaluate_rows(store, target, r.space, k, [{**params[t], b.attribute: b.value} for t in b.trials],
+                                  r.config.seed, {"mode": b.mode, "attribute": b.attribute, "control": b.control}, SOURCE)
+                    bar.update(len(b.trials))
         return _counts(store.trials(), batches)
 
 

@@ -22,6 +22,7 @@ replays the stored rounds and evaluates only what is missing, to the same rules.
 
 from __future__ import annotations
 
+from contextlib import ExitStack
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -30,11 +31,10 @@ import numpy as np
 
 from searcher.analysis.explain import ModeRule, explain_modes
 from searcher.analysis.probe import STEPS, Bisection, central
-from searcher.campaign.executors import make_executor
 from searcher.errors import ParameterError
 from searcher.objective import FAILURE
 from searcher.space import Categorical
-from searcher.studies.rerender import Reopened, check_rerender, evaluate_rows, not_settable, reopen, study_store
+from searcher.studies.rerender import Reopened, check_rerender, evaluate_rows, not_settable, reopen, study_store, study_target
 from searcher.validation import checked
 
 __all__ = ["DEFAULT_BUDGET", "DEFAULT_STARTS", "FOLDER", "SOURCE", "ModeProbe", "probe"]
@@ -161,33 +161,26 @@ def _run(r: Reopened, plan: dict[int, tuple[tuple[tuple[int, int], ...], Bisecti
 
     answers: dict[int, list[bool | None]] = {m: [] for m in plan}
     head = {"starts": {str(m): [list(s) for s in refs] for m, (refs, _) in plan.items()}, "names": next(iter(plan.values()))[1].names}
-    with study_store(r, FOLDER, head, options, "probe") as store:
-        executor = None
-        checked = False
-        try:
-            for step in tqdm(range(1 + steps), desc="probe", unit="round", disable=not progress):
-                asked = [(m, b.rows()) for m, (_, b) in plan.items()]
-                rows = [row for _, part in asked for row in part]
-                if not rows:
-                    break
-                losses = store.step_trials(step) if step in {s for s, _, _ in store.steps()} else None
-                if losses is None:
-                    if not checked:
-                        check_rerender(r, [ref for refs, _ in plan.values() for ref in refs])
-                        checked = True
-                    executor = executor or make_executor(None, r.config.spec(), objective=r.objective)
-                    losses = evaluate_rows(store, executor, r.space, step, rows, r.config.seed, {"round": step}, SOURCE)
-                else:
-                    losses = {k: loss for k, (_, loss) in losses.items()}
-                k = 0
-                for m, part in asked:
-                    said = [_said(losses.get(k + j)) for j in range(len(part))]
-                    k += len(part)
-                    answers[m] += said
-                    plan[m][1].tell([bool(a) for a in said])
-        finally:
-            if executor is not None:
-                executor.close()
+    with study_store(r, FOLDER, head, options, "probe") as store, ExitStack() as stack:
+        target = None  # opened at the first round not stored: a replay asks the target nothing
+        for step in tqdm(range(1 + steps), desc="probe", unit="round", disable=not progress):
+            asked = [(m, b.rows()) for m, (_, b) in plan.items()]
+            rows = [row for _, part in asked for row in part]
+            if not rows:
+                break
+            if step in {s for s, _, _ in store.steps()}:
+                losses = {k: loss for k, (_, loss) in store.step_trials(step).items()}
+            else:
+                if target is None:
+                    check_rerender(r, [ref for refs, _ in plan.values() for ref in refs])
+                    target = stack.enter_context(study_target(r))
+                losses = evaluate_rows(store, target, r.space, step, rows, r.config.seed, {"round": step}, SOURCE)
+            k = 0
+            for m, part in asked:
+                said = [_said(losses.get(k + j)) for j in range(len(part))]
+                k += len(part)
+                answers[m] += said
+                plan[m][1].tell([bool(a) for a in said])
     return answers
 
 

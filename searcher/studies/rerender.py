@@ -20,13 +20,16 @@ import pandas as pd
 from searcher.analysis.explain import ModeRule, explain_modes
 from searcher.analysis.modes import mode_labels
 from searcher.campaign.config import CampaignConfig, search_space
+from searcher.campaign.executors import make_executor
 from searcher.campaign.result import CampaignResult, load_campaign
 from searcher.campaign.store import DirectoryLock, Store
 from searcher.errors import ParameterError
 from searcher.objective import Judge
 from searcher.space import Space
+from targets.base import CAP_REACHED
 
-__all__ = ["HELD", "RENDER_PIXELS", "RENDER_TOLERANCE", "Reopened", "check_rerender", "evaluate_rows", "not_settable", "reopen", "study_store"]
+__all__ = ["HELD", "RENDER_PIXELS", "RENDER_TOLERANCE", "Reopened", "check_rerender", "evaluate_rows", "not_settable", "reopen",
+           "study_store", "study_target"]
 
 RENDER_TOLERANCE = 1
 """Grey levels (of 255) an unchanged re-render may differ from the stored image by and still count as
@@ -151,19 +154,64 @@ def study_store(reopened: Reopened, folder: str, plan: Any, options: Mapping[str
         lock.release()
 
 
-def evaluate_rows(store: Store, executor: Any, space: Space, step: int, rows: Sequence[Mapping[str, Any]], seed: int,
-                  state: Mapping[str, Any], source: str) -> dict[int, float | None]:
+@contextmanager
+def study_target(reopened: Reopened) -> Iterator[tuple[Any, Store | None]]:
+    """The executor a study evaluates with (the campaign's own target) and, for a target that
+    spends (a paid API with a cap), the campaign's store as its ledger: the study then holds the
+    campaign's directory lock (so it never runs beside the campaign, whose spending it shares), the
+    target's spending is restored from it, and `evaluate_rows` stores what the study sends there, so
+    the campaign, its resumes and every study count against one cap. None for a free target."""
+    executor = make_executor(None, reopened.config.spec(), objective=reopened.objective)
+    lock = ledger = None
+    try:
+        if executor.spending() is not None:
+            lock = DirectoryLock(reopened.campaign.dir)
+            lock.acquire()
+            ledger = Store(reopened.campaign.dir)
+            spent = ledger.spending
+            if spent is not None:
+                executor.restore_spending(spent)
+        yield executor, ledger
+    finally:
+        if ledger is not None:
+            ledger.close()
+        if lock is not None:
+            lock.release()
+        executor.close()
+
+
+def evaluate_rows(store: Store, target: tuple[Any, Store | None], space: Space, step: int, rows: Sequence[Mapping[str, Any]],
+                  seed: int, state: Mapping[str, Any], source: str) -> dict[int, float | None]:
     """Evaluates the `rows` of batch `step` not stored yet (a resume evaluates only what is
-    missing), stores them with `source`, commits the step with `state`; returns idx -> loss (None
-    for a target error or an ambiguous image)."""
+    missing) with `target` (`study_target`'s executor and ledger), stores them with `source`,
+    commits the step with `state`; returns idx -> loss (None for a target error or an ambiguous
+    image). With a ledger, the target's spending is stored there before the requests (the most
+    they can cost, so a kill leaves the cap counting them) and again once their answers are
+    stored; an image the cap kept from being sent is not stored, and the study stops in one line.
+
+    Raises:
+        ParameterError: the target's spending cap is reached."""
     have = store.step_trials(step)
     missing = [k for k in range(len(rows)) if k not in have]
     if missing:
         X = space.to_unit([{n: rows[k][n] for n in space.names} for k in missing])
+        executor, ledger = target
+        if ledger is not None:
+            with ledger.transaction():
+                ledger.save_spending(executor.spending(ahead=len(missing)))
         outcomes = executor.evaluate([dict(rows[k]) for k in missing], seed)
         with store.transaction():
             for k, x, (outcome, worker) in zip(missing, X, outcomes):
-                store.add_trial(step, k, x, outcome, worker, source=source)
+                if outcome.error != CAP_REACHED:
+                    store.add_trial(step, k, x, outcome, worker, source=source)
+        if ledger is not None:
+            with ledger.transaction():
+                ledger.save_spending(executor.spending())
+        if any(outcome.error == CAP_REACHED for outcome, _ in outcomes):
+            raise ParameterError(f"The target's spending cap is reached: these re-renders count against the cap of the campaign in "
+                                 f"{ledger.dir if ledger else store.dir.parent}, with everything it sent. Every evaluation paid for is "
+                                 f"kept in {store.dir}; raise the cap (`searcher hunt --resume {store.dir.parent} --option budget=N`) "
+                                 "and run the same command again to evaluate the rest.")
     if step not in {s for s, _, _ in store.steps()}:
         store.finish_step(step, len(rows), dict(state))
     return {k: loss for k, (_, loss) in store.step_trials(step).items()}

@@ -11,10 +11,12 @@ import dataclasses
 import hashlib
 import json
 import threading
+from contextlib import closing
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
+import searcher
 from searcher.campaign import Campaign, load_campaign
 from searcher.campaign.store import Store
 from searcher.cli import main
@@ -114,3 +116,24 @@ def test_a_target_without_spending_stores_none(tmp_path):
     store = Store(out)
     assert store.spending is None
     store.close()
+
+
+def test_a_studys_re_renders_count_against_the_campaigns_cap(api, tmp_path, capsys):
+    """`explain --confirm` and `--probe` ask the campaign's paid target again: their requests count
+    with the campaign's against its cap, across their own resumes, and stop them in one line."""
+    out = tmp_path / "paid"
+    Campaign(**HUNT, target="http", target_options=_options(api, 52), budget=40, out=str(out)).run(progress=False)
+    assert api.requests == 40
+    with pytest.raises(ParameterError, match="spending cap is reached"):
+        searcher.confirm(out, budget=100, min_failures=1)
+    assert api.requests == 52  # 12 re-renders, then the cap
+    assert main(["explain", str(out), "--confirm", "--confirm-budget", "100", "--min-failures", "1"]) == 2
+    assert "spending cap is reached" in capsys.readouterr().err and api.requests == 52  # a resume sends nothing more
+    with pytest.raises(ParameterError, match="spending cap is reached"):
+        searcher.probe(out, budget=100, min_failures=1)
+    assert api.requests == 52
+    assert main(["hunt", "--resume", str(out), "--option", "budget=1000", "--no-progress"]) == 0  # the cap raised
+    modes = searcher.confirm(out, budget=100, min_failures=1)
+    with closing(Store(out / "confirm", readonly=True)) as store:
+        stored = len(store.trials())
+    assert stored == sum(i.evaluated for m in modes for i in m.interventions) == api.requests - 40 <= 100
