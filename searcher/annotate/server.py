@@ -35,12 +35,13 @@ from starlette.routing import Route
 from searcher.annotate.images import read_images
 from searcher.annotate.session import Session
 from searcher.errors import ParameterError, SearcherError
-from searcher.serve import is_loopback
+from searcher.serve import BodyTooLarge, is_loopback, read_body
 from searcher.validation import checked
 
 __all__ = ["LOOPBACK_HOSTS", "app", "serve"]
 
 LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "[::1]")  # as a Host header names them
+MAX_BODY = 64 * 2**10  # bytes of a rating's JSON (a few dozen in practice); a longer body is answered 413, never read whole
 _TEMPLATES = jinja2.Environment(loader=jinja2.PackageLoader("searcher.annotate", "templates"), autoescape=True)
 _CSP = ("default-src 'none'; img-src 'self'; connect-src 'self'; style-src 'nonce-{0}'; script-src 'nonce-{0}'; "
         "base-uri 'none'; form-action 'none'; frame-ancestors 'none'")
@@ -79,7 +80,9 @@ class _Handlers:
         if request.headers.get("content-type", "").split(";")[0].strip() != "application/json":
             return JSONResponse({"error": "Send the body as JSON (Content-Type: application/json)."}, status_code=415)
         try:
-            body = json.loads(await request.body())
+            body = json.loads(await read_body(request, MAX_BODY))
+        except BodyTooLarge as exc:
+            return JSONResponse({"error": str(exc)}, status_code=413)
         except ValueError:
             return JSONResponse({"error": "The body is not valid JSON."}, status_code=400)
         if not isinstance(body, dict):

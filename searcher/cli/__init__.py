@@ -90,8 +90,13 @@ def one_line(message: str) -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Runs one command; a `SearcherError` is printed as one line and exits 2."""
-    parser = build_parser()
+    """Runs one command; a `SearcherError` is printed as one line and exits 2, Ctrl-C exits 130
+    (during start-up too: the commands' modules import torch and friends, which takes seconds)."""
+    try:
+        parser = build_parser()
+    except KeyboardInterrupt:
+        print("searcher: interrupted while starting; nothing was run.", file=sys.stderr)
+        return 130
     args = parser.parse_args(argv)
     if not getattr(args, "func", None):
         parser.print_help()

@@ -43,7 +43,7 @@ from searcher.errors import ParameterError
 from searcher.validation import ENV_REFERENCE, check_int, check_number
 from targets.base import Target
 
-__all__ = ["Faults", "create_app", "is_loopback", "resolve_token", "serve"]
+__all__ = ["BodyTooLarge", "Faults", "create_app", "is_loopback", "read_body", "resolve_token", "serve"]
 
 FAULTS = ("fail", "slow", "malformed")
 MAX_BODY = 32 * 2**20  # bytes of one request body; a PNG of a render is well under 1 MiB
@@ -115,7 +115,7 @@ class _TargetApp:
             await asyncio.sleep(self.faults.slow_seconds)
         try:
             image = _decode(await _image_bytes(request, self.max_body))
-        except _TooLarge as exc:
+        except BodyTooLarge as exc:
             return JSONResponse({"error": str(exc)}, status_code=413)
         except ValueError as exc:
             return JSONResponse({"error": str(exc)}, status_code=400)
@@ -189,14 +189,15 @@ def serve(name: str, options: dict[str, Any], host: str = "127.0.0.1", port: int
     uvicorn.run(app, host=host, port=port, log_level="warning", timeout_graceful_shutdown=2)
 
 
-class _TooLarge(Exception):
+class BodyTooLarge(Exception):
     """A request body longer than the server reads."""
 
 
-async def _body(request: Request, limit: int) -> bytes:
-    """The request body, read up to `limit` bytes: a longer one (declared or sent) raises _TooLarge."""
+async def read_body(request: Request, limit: int) -> bytes:
+    """The request body, read up to `limit` bytes: a longer one (declared or sent) raises
+    BodyTooLarge, never read whole (this server's images, the rating page's JSON)."""
     declared = request.headers.get("content-length", "")
-    too_large = _TooLarge(f"The body is longer than {limit} bytes, the most this server reads.")
+    too_large = BodyTooLarge(f"The body is longer than {limit} bytes, the most this server reads.")
     if declared.isdigit() and int(declared) > limit:
         raise too_large
     chunks, size = [], 0
@@ -210,9 +211,9 @@ async def _body(request: Request, limit: int) -> bytes:
 
 async def _image_bytes(request: Request, limit: int) -> bytes:
     """The PNG (or other image) bytes of a request, whichever of the three encodings it used; the
-    body is read whole only up to `limit` bytes (_TooLarge past it)."""
+    body is read whole only up to `limit` bytes (BodyTooLarge past it)."""
     kind = request.headers.get("content-type", "")
-    body = await _body(request, limit)
+    body = await read_body(request, limit)
     if kind.startswith("multipart/form-data"):
 
         async def replay() -> dict[str, Any]:

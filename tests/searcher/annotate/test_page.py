@@ -22,6 +22,7 @@ import generators
 from searcher.analysis.annotations import read_annotations
 from searcher.annotate import app, serve
 from searcher.annotate.images import read_images
+from searcher.annotate.server import MAX_BODY
 from searcher.cli import main
 from searcher.errors import ParameterError
 from searcher.studies.transects import run_transects
@@ -97,6 +98,8 @@ def test_a_rating_off_the_scale_is_refused_with_the_value_and_the_levels(run_dir
     assert r.status_code == 400 and "'marked' must be true or false. Got 'yes'" in r.json()["error"]
     assert alice.post("/rate", content='{"image": 0, "attribute": "skin_tone", "value": 2}', headers={"content-type": "text/plain"}).status_code == 415
     assert alice.post("/rate", content="{not json", headers={"content-type": "application/json"}).status_code == 400
+    huge = alice.post("/rate", content=b" " * (MAX_BODY + 1) + b"{}", headers={"content-type": "application/json"})
+    assert huge.status_code == 413 and f"longer than {MAX_BODY} bytes" in huge.json()["error"]  # never read whole
     assert not (run_dir / "annotations.csv").exists()
 
 

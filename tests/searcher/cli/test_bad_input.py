@@ -167,6 +167,19 @@ def test_ctrl_c_says_how_to_continue(tmp_path, capsys, monkeypatch):
         assert (out / "campaign.sqlite").exists() == (stop_at == 1)
 
 
+def test_ctrl_c_while_the_commands_load_is_one_line(capsys, monkeypatch):
+    """Ctrl-C during start-up (the command modules import torch and friends): exit 130, no traceback."""
+    import searcher.cli as cli
+
+    def interrupted():
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(cli, "build_parser", interrupted)
+    assert main(["hunt", "--generator", "planted"]) == 130
+    err = capsys.readouterr().err
+    assert "Traceback" not in err and err == "searcher: interrupted while starting; nothing was run.\n"
+
+
 def test_a_second_process_on_a_campaign_is_refused_and_a_killed_holder_is_taken_over(tmp_path, capsys):
     """A live holder of DIR's lock refuses a second `hunt --resume DIR`, naming its process id; once
     the holder is killed with SIGKILL, the lock is taken over and the campaign resumes."""
