@@ -32,6 +32,7 @@ from typing import Any, TypeVar
 
 import numpy as np
 
+from searcher.defaults import MAX_WORKERS
 from searcher.errors import ParameterError
 
 __all__ = ["CAMPAIGN", "ENTRY_POINTS", "ENV_REFERENCE", "FLAG", "NAME", "NAMES", "PATH", "STRING", "TABLE", "Interval", "ListOf",
@@ -289,7 +290,7 @@ ENTRY_POINTS: dict[str, dict[str, list[Constraint]]] = {
     "load_campaign": {"directory": [PATH]},
     "compare": {"out": [PATH], "generator": [NAME], "target": [NAME], "strategies": [NAMES], "seeds": _SEEDS,
                 "alphas": [ListOf(Interval(float, 0.0, 1.0), none=True, min_len=1)], "budget": _COUNT, "batch": _COUNT,
-                "parallel": _COUNT, "progress": [FLAG], "modes": _COUNT},
+                "parallel": [Interval(int, 1, MAX_WORKERS)], "progress": [FLAG], "modes": _COUNT},
     "run_transects": {"target": [NAME], "generator": [NAME], "attributes": [NAMES], "size": [None, STRING, ListOf(Interval(int, 1))],
                       "out": [PATH], "orthogonalise": [FLAG], "fit_on": [NAME], "hold": [NAMES], "steps": [None, TABLE],
                       "binary": [None, TABLE], "ambiguous": [None, TABLE], "max_drift": [None, TABLE], "target_options": [None, TABLE],

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from searcher.campaign.executors import EXECUTORS
-from searcher.defaults import DEFAULT_BATCH, DEFAULT_BUDGET, MAX_BUDGET
+from searcher.defaults import DEFAULT_BATCH, DEFAULT_BUDGET, MAX_BUDGET, MAX_WORKERS
 from searcher.errors import ParameterError
 from searcher.objective import LOSSES, ObjectiveSpec
 from searcher.space import Space
@@ -67,8 +67,6 @@ def _setting(default: Any, help: str, flag: str | None = None, *, valid: list[An
 
 
 _COUNT = [Interval(int, 1)]
-MAX_WORKERS = 4096
-"""The most evaluation workers (Ray actors) a campaign starts: more than a large cluster holds."""
 
 
 @dataclass(frozen=True)

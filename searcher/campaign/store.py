@@ -25,13 +25,14 @@ from __future__ import annotations
 
 import errno
 import fcntl
+import functools
 import hashlib
 import io
 import json
 import os
 import sqlite3
 import tempfile
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -132,6 +133,24 @@ def _plain(value: Any) -> Any:
     raise TypeError(f"cannot store {type(value).__name__} in a campaign")
 
 
+def _reads(method: Callable[..., Any]) -> Callable[..., Any]:
+    """A read of the store that meets a damaged page (SQLite says "database disk image is
+    malformed" only when it reads that page, long after the store opened) is a ParameterError
+    naming the store and `searcher doctor`, never a traceback; a busy or locked store is left as it is."""
+
+    @functools.wraps(method)
+    def read(self: Store, *args: Any, **kwargs: Any) -> Any:
+        try:
+            return method(self, *args, **kwargs)
+        except sqlite3.DatabaseError as exc:
+            if isinstance(exc, sqlite3.OperationalError):
+                raise
+            raise ParameterError(f"{self.path} is damaged ({exc}). `searcher doctor {self.dir}` says which trials can be saved "
+                                 "and how; its images under images/ are intact.") from None
+
+    return read
+
+
 class Store:
     """The SQLite record of one campaign directory: created if missing, or, with `readonly`, read
     as it is (nothing created, upgraded or written; a directory that is read-only is fine)."""
@@ -195,6 +214,7 @@ class Store:
     # ---------------------------------------------------------------- config
 
     @property
+    @_reads
     def config(self) -> dict[str, Any] | None:
         """The stored configuration (None when none is stored yet); one that does not parse as a JSON
         object is a ParameterError naming the store."""
@@ -215,6 +235,7 @@ class Store:
             self._db.execute("INSERT OR REPLACE INTO meta VALUES ('config', ?)", (_json(config),))
 
     @property
+    @_reads
     def spending(self) -> dict[str, Any] | None:
         """What the campaign's targets have spent, by worker (`{"local": {"requests": 10, ...}}`), or
         None when its target spends nothing a resume must keep."""
@@ -273,6 +294,7 @@ class Store:
              _json(outcome.truth), image, outcome.error, outcome.excluded, worker, outcome.seconds, source, attempts),
         )
 
+    @_reads
     def errored(self, max_attempts: int) -> list[tuple[int, int, dict[str, Any], np.ndarray, str, int]]:
         """Trials that ended in a target error and were evaluated fewer than `max_attempts` times:
         (step, idx, params, unit-cube point, source, attempts so far)."""
@@ -290,6 +312,7 @@ class Store:
                                      [(None if np.isnan(c) else float(c), step, i) for i, c in enumerate(composite)])
             self._db.execute("INSERT OR REPLACE INTO steps VALUES (?, ?, ?, julianday('now'))", (step, size, _json(state)))
 
+    @_reads
     def steps(self) -> list[tuple[int, int, dict[str, Any]]]:
         """Completed batches, in order: (step, size, strategy state); a state that does not parse as
         a JSON object is a ParameterError naming its step (a resume cannot rebuild the strategy)."""
@@ -305,11 +328,13 @@ class Store:
             out.append((s, n, state))
         return out
 
+    @_reads
     def step_trials(self, step: int) -> dict[int, tuple[np.ndarray, float | None]]:
         """idx -> (unit-cube point, loss) of the trials stored for one batch."""
         rows = self._db.execute("SELECT idx, x, loss FROM trials WHERE step = ?", (step,)).fetchall()
         return {i: (np.array(json.loads(x)), loss) for i, x, loss in rows}
 
+    @_reads
     def trials(self) -> pd.DataFrame:
         """Every trial, one row each, in evaluation order: params and truth as columns too."""
         df = pd.read_sql_query("SELECT * FROM trials ORDER BY step, idx", self._db)

@@ -75,10 +75,16 @@ def config_from(args: argparse.Namespace) -> dict[str, Any]:
     if args.config:
         import tomllib
 
+        path = Path(args.config)
+        if path.exists() and not path.is_file():  # a FIFO would block the read for good, a directory cannot be read
+            raise SearcherError(f"--config must be a TOML file. Got {args.config!r} instead, which is not a regular file.")
         try:
-            config = tomllib.loads(Path(args.config).read_text())
+            config = tomllib.loads(path.read_text(encoding="utf-8"))
         except (OSError, tomllib.TOMLDecodeError) as exc:
-            raise SearcherError(f"Cannot read the config {args.config!r}: {exc}") from exc
+            raise SearcherError(f"Cannot read the config {args.config!r}: {exc}") from None
+        except UnicodeDecodeError as exc:
+            raise SearcherError(f"Cannot read the config {args.config!r}: byte {exc.start} is not UTF-8 text, as TOML must be "
+                                "(a binary file, or text saved in another encoding?).") from None
         unknown = sorted(set(config) - set(Campaign.keys()))
         if unknown:
             raise SearcherError(f"Unknown key(s) {unknown} in {args.config}. Valid keys: {', '.join(Campaign.keys())}.")

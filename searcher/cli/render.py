@@ -11,6 +11,7 @@ from searcher.errors import ParameterError
 from searcher.outputs import check_output_file
 from searcher.validation import check_int
 
+MAX_SHEET = 10_000  # faces on one contact sheet: past this the sheet is no longer an image anyone opens
 HELP = "render faces from a generator's default prior onto a labelled contact sheet"
 
 
@@ -30,7 +31,7 @@ def run(args: argparse.Namespace) -> int:
     import generators
     from searcher.figures.contact_sheet import contact_sheet
 
-    check_int("-n", args.n, 1)
+    check_int("-n", args.n, 1, MAX_SHEET)
     check_int("--seed", args.seed, 0)
     out = check_output_file(args.out)
     _check_image_suffix(out)
@@ -48,6 +49,7 @@ def run(args: argparse.Namespace) -> int:
     out.parent.mkdir(parents=True, exist_ok=True)
     contact_sheet(batch.images, batch.truth, caption=generators.vocabulary(args.generator).caption).save(out)
     if args.truth:
+        Path(args.truth).parent.mkdir(parents=True, exist_ok=True)
         batch.truth.to_csv(args.truth, index=False)
     print(f"rendered {len(batch)} faces in {elapsed:.2f}s -> {out}")
     return 0

@@ -41,8 +41,10 @@ def run(args: argparse.Namespace) -> int:
     import targets
     from searcher.cli.args import assignments
     from searcher.studies.generator_quality import validate_generator
-    from searcher.validation import check_names
+    from searcher.validation import SEED_MAX, check_int, check_names
 
+    check_int("-n", args.n, 1)
+    check_int("--seed", args.seed, 0, SEED_MAX)
     check_output_dir(args.out, command="searcher validate-generator")
     gen = generators.load(args.generator, **assignments(args.generator_option, "--generator-option"))
     detectors = check_names(args.detectors, targets.available(), what="target", flag="--detectors")

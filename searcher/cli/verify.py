@@ -24,7 +24,9 @@ import argparse
 from searcher.analysis.verification import N_GROUPS
 from searcher.outputs import check_output_dir
 from searcher.studies.verification import VARIATIONS
-from searcher.validation import check_int, check_number
+from searcher.validation import SEED_MAX, check_int, check_number
+
+MAX_IDENTITIES = 100_000  # pseudo-identities one verification renders (-n): past this, days of rendering
 
 HELP = "face verification error per demographic group on rendered pseudo-identities"
 DESCRIPTION = ("Render pseudo-identities under varied pose, age, expression and light, embed them with a face verifier, and "
@@ -56,9 +58,10 @@ def run(args: argparse.Namespace) -> int:
     from searcher.cli.args import assignments
     from searcher.studies.verification import verify
 
-    for flag, value, low in (("-n", args.n, 2 * N_GROUPS), ("--images", args.images, 2), ("--impostors", args.impostors, 1),
-                             ("--boot", args.boot, 0), ("--batch-size", args.batch_size, 1), ("--seed", args.seed, 0)):
-        check_int(flag, value, low)
+    for flag, value, low, high in (("-n", args.n, 2 * N_GROUPS, MAX_IDENTITIES), ("--images", args.images, 2, None),
+                                   ("--impostors", args.impostors, 1, None), ("--boot", args.boot, 0, None),
+                                   ("--batch-size", args.batch_size, 1, None), ("--seed", args.seed, 0, SEED_MAX)):
+        check_int(flag, value, low, high)
     for flag, value in (("--fmr", args.fmr), ("--fallback-fmr", args.fallback_fmr)):
         check_number(flag, value, 0.0, 1.0, open_low=True, open_high=True)
     check_output_dir(args.out, command="searcher verify")
