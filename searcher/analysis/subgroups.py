@@ -43,6 +43,7 @@ from searcher.analysis import annotations as ann
 from searcher.analysis.transects import TRANSECT_CONFIG
 from searcher.errors import ParameterError
 from searcher.objective import FAILURE
+from searcher.tables import read_csv
 from searcher.validation import check_int, check_names
 
 __all__ = ["Estimates", "estimate", "highlights"]
@@ -146,7 +147,7 @@ def _campaign_rows(path: Path, keep_pruned: bool) -> _Rows:
 
 
 def _transect_rows(path: Path, keep_pruned: bool) -> _Rows:
-    t = pd.read_csv(path / "transects.csv")
+    t = read_csv(path / "transects.csv", "searcher transect")
     axes = [c.removeprefix("value_") for c in t.columns if c.startswith("value_")]
     if not axes or not {"transect", "error"} <= set(t.columns):
         raise ParameterError(f"{path / 'transects.csv'} lacks the transect, error or value_<attribute> columns; "

@@ -19,6 +19,7 @@ import pandas as pd
 from searcher.errors import ParameterError
 from searcher.report.gallery import Gallery, gallery, named
 from searcher.report.page import Table, table
+from searcher.tables import read_csv
 
 __all__ = ["FILES", "Export", "control_of", "count_tables", "export_gallery", "export_summary", "read_export"]
 
@@ -43,7 +44,7 @@ class Export:
 
 
 def _imagefolder(directory: Path) -> tuple[pd.DataFrame, Callable[[int], bytes]]:
-    meta = pd.read_csv(directory / FILES["imagefolder"])
+    meta = read_csv(directory / FILES["imagefolder"], "searcher export")
     return meta, lambda i: (directory / SPLIT / meta["file_name"].iloc[i]).read_bytes()
 
 

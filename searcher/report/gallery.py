@@ -22,6 +22,7 @@ from PIL import Image
 from searcher.export.source import Source
 from searcher.report.page import data_uri
 from searcher.space import farthest_points
+from searcher.tables import read_csv
 
 __all__ = ["THUMB", "Gallery", "galleries", "gallery", "judged", "named"]
 
@@ -147,7 +148,7 @@ def galleries(src: Source, limit: int, caption: Callable[[pd.Series], list[str]]
     `caption` turns a truth row into the short caption lines the generator's vocabulary writes."""
     rows = src.rows
     if src.kind == "transect":  # its axis values, row for row of transects.csv
-        table = pd.read_csv(src.dir / "transects.csv")
+        table = read_csv(src.dir / "transects.csv", "searcher transect")
         rows = rows.join(table[[c for c in table.columns if c.startswith("value_")]].set_axis(rows.index))
     attrs = _attributes(rows, src.kind)  # on every row, so that evaluations are numbered as they ran
     rows = rows[judged(rows)]

@@ -14,6 +14,7 @@ import pandas as pd
 from searcher.errors import ParameterError
 from searcher.report.page import Section, Table, png_figure, table
 from searcher.retrain.harness import ARMS, gains, score_table, summary_lines
+from searcher.tables import read_csv
 
 __all__ = ["FOLDER", "campaign_retraining", "read_retraining", "retraining_config", "retraining_sections", "retraining_summary"]
 
@@ -25,10 +26,7 @@ _COLUMNS = {"scores.csv": ("arm", "seed", "test", "train_size", "accuracy", "bal
 
 
 def _read(path: Path) -> pd.DataFrame:
-    try:
-        frame = pd.read_csv(path)
-    except ValueError as exc:  # not a CSV, not UTF-8, or cut short while being written
-        raise ParameterError(f"{path} cannot be read as the {path.name} `searcher retrain` writes: {exc}") from None
+    frame = read_csv(path, "searcher retrain")
     missing = [c for c in _COLUMNS[path.name] if c not in frame.columns]
     if missing or frame.empty:
         raise ParameterError(f"{path} {'lacks the columns ' + ', '.join(missing) if missing else 'is empty'}: expected the "

@@ -11,10 +11,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pandas as pd
-
 from searcher.errors import ParameterError
 from searcher.report.page import Section, png_figure, table
+from searcher.tables import read_csv
 
 __all__ = ["ANALYSIS_FILES", "analysis_section", "written_section"]
 
@@ -52,7 +51,7 @@ def written_section(folder: Path, sid: str = "subgroups", title: str = "Subgroup
     for name, caption in ANALYSIS_FILES.items():
         for suffix, note in (("", ""), ("_biased", "Written with --biased: these describe the searched trials, not a population.")):
             if (folder / f"{name}{suffix}.csv").is_file():
-                section.tables.append(table(pd.read_csv(folder / f"{name}{suffix}.csv"), caption, _ROWS, note))
+                section.tables.append(table(read_csv(folder / f"{name}{suffix}.csv", "searcher analyze"), caption, _ROWS, note))
             if (folder / f"{name}{suffix}.png").is_file():
                 section.figures.append(png_figure(folder / f"{name}{suffix}.png", caption + (f" ({note})" if note else "")))
     return section

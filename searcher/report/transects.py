@@ -11,6 +11,7 @@ import pandas as pd
 
 from searcher.analysis.transects import TRANSECT_CONFIG
 from searcher.report.page import Section, Table, png_figure, table
+from searcher.tables import read_csv
 
 __all__ = ["transect_config", "transect_sections", "transect_summary"]
 
@@ -31,7 +32,7 @@ def transect_config(directory: Path) -> list[tuple[str, str]]:
 
 def transect_summary(directory: Path) -> str:
     """What was walked, by which target, how much was pruned and how often the target erred."""
-    t = pd.read_csv(directory / "transects.csv")
+    t = read_csv(directory / "transects.csv", "searcher transect")
     config = dict(transect_config(directory))
     axes = [c.removeprefix("value_") for c in t.columns if c.startswith("value_")]
     size = "x".join(str(t[f"idx_{a}"].nunique()) for a in axes if f"idx_{a}" in t)
@@ -51,12 +52,12 @@ def _drift_tables(directory: Path) -> list[Table]:
     walked (the walked one should change, the others not), and the spread of the held attributes."""
     tables = []
     if (directory / "axis_drift.csv").is_file():
-        axis = pd.read_csv(directory / "axis_drift.csv").groupby(["attribute", "axis"], sort=False)["change"].mean().unstack("axis")
+        axis = read_csv(directory / "axis_drift.csv", "searcher transect").groupby(["attribute", "axis"], sort=False)["change"].mean().unstack("axis")
         tables.append(table(axis.add_prefix("walking ").reset_index(), "Drift along each axis",
                             note="Mean change of each attribute's truth from one end of an axis to the other, over the transects "
                             "(axis_drift.csv has each transect)."))
     if (directory / "drift.csv").is_file():
-        held = pd.read_csv(directory / "drift.csv").groupby("attribute", sort=False).agg(
+        held = read_csv(directory / "drift.csv", "searcher transect").groupby("attribute", sort=False).agg(
             mean_range=("range", "mean"), max_range=("range", "max"), mean_std=("std", "mean"))
         tables.append(table(held.reset_index(), "Drift of the held attributes",
                             note="Range and std of each attribute that should stay fixed within a transect, over the transects "
@@ -67,7 +68,7 @@ def _drift_tables(directory: Path) -> list[Table]:
 def transect_sections(directory: Path) -> list[Section]:
     """The grids (one sheet per transect drawn, the last axis across) and the tables of fit, pruning and drift."""
     sheets = sorted(directory.glob("transect_[0-9][0-9][0-9].png"))
-    t = pd.read_csv(directory / "transects.csv", usecols=["transect"])
+    t = read_csv(directory / "transects.csv", "searcher transect", usecols=["transect"])
     grids = Section("grids", "Transect grids", [
         f"The first {len(sheets)} of {t['transect'].nunique()} transects, one image per grid point (the last axis across), "
         "captioned with the decision values and the target's answer (ERR: the target erred)."],
@@ -75,7 +76,7 @@ def transect_sections(directory: Path) -> list[Section]:
     drift = Section("drift", "Fit, pruning and drift", tables=_drift_tables(directory))
     for name, (caption, note) in _TABLES.items():
         if (directory / name).is_file():
-            frame = pd.read_csv(directory / name)
+            frame = read_csv(directory / name, "searcher transect")
             frame = frame[[c for c in frame.columns if not (c[:1] == "w" and c[1:].isdigit())]]
             drift.tables.append(table(frame, caption, _ROWS, note))
     return [grids, drift]

@@ -64,7 +64,7 @@ def test_render_of_a_generator_without_a_resolution(tmp_path, capsys):
     (["render", "--set", "identity=inf"], ["'identity' parameter must be an integer in [0, 99999]", "inf"]),
     (["render", "--set", "yaw=-inf"], ["'yaw' parameter must be a number in [-75, 75]", "-inf"]),
     (["render", "--seed", "-1"], ["--seed must be an integer >= 0. Got -1 instead."]),
-    (["render", "-n", "0"], ["-n must be an integer >= 1. Got 0 instead."]),
+    (["render", "-n", "0"], ["-n must be an integer in [1, 10000]. Got 0 instead."]),
     (["compare", "--seeds", "0"], ["--seeds must be an integer in [1, 10000]. Got 0 instead.", "(--seeds 0, is seed 0)"]),
     (["serve-target", "dlib-hog", "--port", "70000"], ["--port must be an integer in [0, 65535]. Got 70000 instead."]),
     (["gallery", "nowhere", "--limit", "0"], ["--limit must be an integer >= 1. Got 0 instead."]),

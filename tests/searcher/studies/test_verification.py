@@ -67,7 +67,7 @@ def test_images_without_a_face_are_left_out_of_every_pair():
 
 def test_bad_arguments_exit_2_with_a_message(capsys, tmp_path):
     assert main(["verify", "-n", "3", "--out", str(tmp_path / "x")]) == 2
-    assert "-n must be an integer >= 8. Got 3 instead." in capsys.readouterr().err
+    assert "-n must be an integer in [8, 100000]. Got 3 instead." in capsys.readouterr().err
     assert main(["verify", "--vary", "yaw,pitch", "--out", str(tmp_path / "x")]) == 2
     assert "Unknown attribute(s) ['pitch'] to vary" in capsys.readouterr().err
     assert main(["verify", "-n", "8", "--images", "2", "--out", str(tmp_path / "x")]) == 2
