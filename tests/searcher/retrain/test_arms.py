@@ -158,6 +158,21 @@ def test_export_recipe_twins_loads_like_other_exports(hard, tmp_path, monkeypatc
     assert "Retraining set: twins" in (tmp_path / "tw" / "README.md").read_text()
 
 
+def test_an_arm_that_cannot_be_built_is_left_out_and_the_others_train(pixel_recipe, hard, tmp_path, monkeypatch):
+    """A recipe the campaign cannot give (no mode with a confirmed cause) leaves its arm out with the
+    reason in the notes; the other arms train, as `searcher fix`'s defaults need on a short confirmation."""
+    import searcher.retrain.harness as harness
+
+    def refused(source, recipe, n, seed=0):
+        raise ParameterError(f"No failure mode of {source.dir} has a confirmed cause to draw from")
+
+    monkeypatch.setattr(harness, "build_set", refused)
+    result = retrain(recipe=pixel_recipe(), hard=hard, n=10, seeds=(0,), arms=("base", "random", "decorrelated"), out=tmp_path / "r")
+    assert set(result.scores["arm"]) == {"base", "random"}
+    assert any(n.startswith("decorrelated: not trained: No failure mode") for n in result.notes)
+    assert "decorrelated: not trained" in (tmp_path / "r" / "summary.md").read_text()
+
+
 def test_bad_arm_and_recipe_names_are_one_line_errors_naming_the_valid_ones(pixel_recipe, hard, tmp_path):
     with pytest.raises(ParameterError) as arm:
         retrain(recipe=pixel_recipe(), hard=hard, arms=("base", "twinz"), out=tmp_path / "r")
