@@ -39,6 +39,13 @@ def stored_campaign(tmp_path_factory):
     return make
 
 
+@pytest.fixture(scope="session")
+def haar_campaign(stored_campaign):
+    """60 random evaluations of OpenCV's Haar face detector on 96 px faces (the export and report tests read it)."""
+    return stored_campaign("haar", generator="faces", target="haar-face", strategy="random", budget=60, batch=20, seed=1,
+                           generator_options={"resolution": 96})
+
+
 @pytest.fixture
 def unused_port() -> int:
     """A loopback port nothing listens on (free when asked)."""

@@ -107,8 +107,9 @@ def probe(run: str | Path, budget: int = DEFAULT_BUDGET, starts: int = DEFAULT_S
         options = {"budget": budget, "starts": starts, "steps": steps, "min_failures": min_failures, "depth": depth}
         answers = _run(r, plan, steps, options, progress)
     given = {mode: b.rule() for mode, (_, b) in plan.items()}
-    probed = {m.mode: m for m in explain_modes(r.trials, r.space, r.modes, r.campaign.vocabulary, min_failures=min_failures,
-                                               depth=depth, given=given) if m.mode in given}
+    only = np.where(np.isin(r.modes, list(given)), r.modes, -1)  # the probed modes alone: the others keep the rules `reopen` fitted
+    probed = {m.mode: m for m in explain_modes(r.trials, r.space, only, r.campaign.vocabulary, min_failures=min_failures,
+                                               depth=depth, given=given)}
     out = []
     for rule in r.rules:
         if rule.mode in plan:
@@ -144,11 +145,9 @@ def _plan(r: Reopened, budget: int, starts: int, steps: int) -> tuple[dict[int, 
         left -= k * per_start
         chosen = tuple(refs[i] for i in central(X, mine, k))
         plan[rule.mode] = (chosen, Bisection([params[ref] for ref in chosen], r.space, names, steps))
-    if not plan and skipped:
-        smallest = min(((m, why) for m, why in skipped.items() if "budget" in why), default=None)
-        if smallest is not None:
-            raise ParameterError(f"A probe budget of {budget} pays for no mode: one start of a mode costs up to {per_start} "
-                                 f"evaluations here ({len(names)} parameters); give at least {per_start}.")
+    if not plan and any("budget" in why for why in skipped.values()):
+        raise ParameterError(f"A probe budget of {budget} pays for no mode: one start of a mode costs up to {per_start} "
+                             f"evaluations here ({len(names)} parameters); give at least {per_start}.")
     return dict(sorted(plan.items())), skipped
 
 

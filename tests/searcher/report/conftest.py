@@ -57,10 +57,9 @@ class ReportPage(HTMLParser):
 
 
 @pytest.fixture(scope="module")
-def campaign(stored_campaign):
-    """60 random evaluations of the Haar detector (the export tests' campaign, shared within a session)."""
-    return stored_campaign("haar", generator="faces", target="haar-face", strategy="random", budget=60, batch=20, seed=1,
-                           generator_options={"resolution": 96})
+def campaign(haar_campaign):
+    """60 random evaluations of the Haar detector (tests/conftest.py's, shared within a session)."""
+    return haar_campaign
 
 
 @pytest.fixture(scope="module")
