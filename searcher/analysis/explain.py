@@ -70,6 +70,7 @@ Bounds = dict[str, Any]  # attribute -> [low, high] (numbers, both ends inside) 
 _UNITS = {"degrees": "°", "years": " y", "pixels": " px"}  # a unit a parameter's doc names ("head turn in degrees")
 _ROUNDS = 10  # passes of the growing step at most; it stops as soon as a pass moves nothing
 MIN_CUT = 0.05  # a numeric side closer than this share of its range to the range's end is left open (`_prune`)
+CAPTION_SIDES = 5  # sides a caption names, those that keep most passes out first; explain.json keeps every side
 FILE = "explain.json"
 """Where, inside the campaign's directory, its modes in words are written (`write_explained`)."""
 
@@ -205,8 +206,17 @@ def explain_modes(trials: pd.DataFrame, space: Space, modes: np.ndarray | Sequen
         inside = _inside(rule, attributes)
         precision = _share(int((inside & failed).sum()), int((inside & judged).sum()))
         coverage = _share(int((inside & mine).sum()), n)
-        out.append(ModeRule(mode, n, rule, _caption(rule, attributes, scales, over), precision, coverage, over, len(trials)))
+        caption = _caption(_by_weight(rule, attributes, judged & ~failed), attributes, scales, over)
+        out.append(ModeRule(mode, n, rule, caption, precision, coverage, over, len(trials)))
     return out
+
+
+def _by_weight(rule: dict[str, list[Any]], attributes: Mapping[str, _Attribute], passed: np.ndarray) -> dict[str, list[Any]]:
+    """The rule's sides, the one that keeps the most passes out first: each ranked by the passes the
+    rule would admit without it (ties keep the rule's order), so a caption can say the few that
+    separate and leave the ones the search merely held."""
+    kept = {name: int((_inside({k: v for k, v in rule.items() if k != name}, attributes) & passed).sum()) for name in rule}
+    return {name: rule[name] for name in sorted(rule, key=lambda k: -kept[k])}
 
 
 def _attributes(trials: pd.DataFrame, space: Space, vocabulary: Vocabulary | None, judged: np.ndarray) -> tuple[dict[str, _Attribute], str]:
@@ -396,12 +406,13 @@ def _share(k: int, n: int) -> tuple[float, float, float]:
 
 
 def _caption(rule: Mapping[str, list[Any]], attributes: Mapping[str, _Attribute], scales: Mapping[str, Any], over: str) -> str:
-    """The rule in words: `yaw > 38°, hair length < 0.31 (very short to short), eyewear: sunglasses`;
-    a rule over the rendered attributes starts `as rendered:`."""
+    """The rule in words, its first `CAPTION_SIDES` sides (`_by_weight` puts those that separate
+    most first) and how many more it bounds: `yaw > 38°, hair length < 0.31 (very short to short),
+    eyewear: sunglasses, and 4 more bounds`; a rule over the rendered attributes starts `as rendered:`."""
     if not rule:
         return f"no {'rendered attribute' if over == 'truth' else 'parameter'} separates this mode's failures from the passes"
     parts = []
-    for name, r in rule.items():
+    for name, r in list(rule.items())[:CAPTION_SIDES]:
         a, words = attributes[name], name.replace("_", " ")
         if a.levels is not None:
             parts.append(f"{words}: {' or '.join(map(str, r))}")
@@ -421,4 +432,5 @@ def _caption(rule: Mapping[str, list[Any]], attributes: Mapping[str, _Attribute]
             first, last = (int(k) - 1 for k in scale.level(np.array(r, float)))
             text += f" ({scale.labels[first]})" if first == last else f" ({scale.labels[first]} to {scale.labels[last]})"
         parts.append(text)
-    return ("as rendered: " if over == "truth" else "") + ", ".join(parts)
+    more = len(rule) - CAPTION_SIDES
+    return ("as rendered: " if over == "truth" else "") + ", ".join(parts) + (f", and {more} more bound{'s' * (more > 1)}" if more > 0 else "")

@@ -12,18 +12,23 @@ seed, so an unchanged re-render is the stored image (checked on the first batch 
 before the target is asked anything: `searcher.studies.rerender.check_rerender`, which allows for
 `faces` rounding a few pixels otherwise when it renders an image in another batch).
 
-Where an attribute is set back:
+Where an attribute is set back, from the campaign's distinct passes of the mode's right answer
+(the true labels of its failures: a face of the same gender, not any face the target read right;
+every pass where none of those will do):
 
-- a number: the median of the campaign's distinct passes that lie outside the rule's interval, on
-  the side that holds more of them (both sides of a two-sided interval would put the median back
-  inside it); integers round to the nearest whole value;
-- a categorical parameter: the most common level among the passes whose level the rule leaves out.
+- a number: the middle of the rule's complement on the side of its interval where more of those
+  passes lie (halfway between the rule's bound and the end of the range). Not the passes' median:
+  a search crowds its passes against the boundaries it bisects, and avoids where the target
+  plainly passes, so their median sits at the edge of the mode the attribute should leave.
+  Integers round to the nearest whole value;
+- a categorical parameter: the most common level among those passes whose level the rule leaves out.
 
 Beside the rule's attributes, one **control**: the continuous parameter outside the rule (not the
-truth the target is judged by, not a latent coordinate) whose passes' median lies farthest, in
-units of its range, from the median of the mode's failures, set to that median. It is the largest
-change the search says is not the cause: a control that fixes failures says that any large change
-moves the target (and the rule's fix rates mean less), or that the rule missed a cause.
+truth the target is judged by, not a latent coordinate) whose passes' median (the same passes)
+lies farthest, in units of its range, from the median of the mode's failures, set to that median.
+It is the largest change the search says is not the cause: a control that fixes failures says
+that any large change moves the target (and the rule's fix rates mean less), or that the rule
+missed a cause.
 
 Not set back, with the reason: an attribute the campaign did not search (a latent generator's
 rule is over its rendered truth, `ModeRule.over == "truth"`), a latent coordinate (moving it
@@ -258,23 +263,29 @@ def _plan(trials: pd.DataFrame, space: Space, modes: np.ndarray, rules: list[Mod
     loss = pd.to_numeric(trials["loss"], errors="coerce").to_numpy(float)
     judged = ~np.isnan(loss) & trials["error"].isna().to_numpy() & trials["excluded"].isna().to_numpy() & ~repeated(trials["x"].tolist())
     passes = judged & (loss < FAILURE)
+    right = np.array([str(judge.true_label(t)) if ok else "" for t, ok in zip(trials["truth"], judged)], object)
     settings: list[tuple[int, str, Any, bool]] = []  # (mode, attribute, value, control)
     skipped: dict[int, dict[str, str]] = {}
     for rule in rules:
         if rule.rule is None:
             continue
         mine = modes == rule.mode
+        alike = passes & np.isin(right, np.unique(right[mine]))
         why: dict[str, str] = {}
         for name, bound in rule.rule.items():
             reason = not_settable(name, space, judge)
-            value = None if reason else _set_back(space[name], bound, trials[f"param.{name}"].to_numpy()[passes])
+            value = None
+            if reason is None:
+                values = trials[f"param.{name}"].to_numpy()
+                value = _set_back(space[name], bound, values[alike])
+                value = _set_back(space[name], bound, values[passes]) if value is None else value
             if reason is None and value is None:
                 reason = "no pass of the campaign lies outside the rule on it, so there is nowhere to set it back to"
             if reason:
                 why[name] = reason
             else:
                 settings.append((rule.mode, name, value, False))
-        control = _control(space, judge, rule.rule, trials, passes, mine)
+        control = _control(space, judge, rule.rule, trials, alike if alike.any() else passes, mine)
         if control is not None:
             settings.append((rule.mode, *control, True))
         skipped[rule.mode] = why
@@ -292,8 +303,9 @@ def _plan(trials: pd.DataFrame, space: Space, modes: np.ndarray, rules: list[Mod
 
 
 def _set_back(param: Any, bound: list[Any], passed: np.ndarray) -> Any:
-    """Where the passes lie outside the rule's `bound` on `param`: the median of the side holding
-    more of them (numbers), or their most common level outside the rule's (categories); None if none does."""
+    """Where `param` leaves the rule's `bound`: the middle of the range beyond the bound on the side
+    holding more of the passes (numbers), or the passes' most common level outside the rule's
+    (categories); None if no pass lies outside."""
     if isinstance(param, Categorical):
         outside = [v for v in passed.tolist() if v not in bound]
         if not outside:
@@ -301,9 +313,10 @@ def _set_back(param: Any, bound: list[Any], passed: np.ndarray) -> Any:
         counts = Counter(outside)
         return max(param.choices, key=lambda c: counts.get(c, 0))  # ties: the first in the space's order
     v = passed.astype(float)
-    below, above = v[v < bound[0]], v[v > bound[1]]
-    side = below if len(below) >= len(above) else above
-    return _value(param, float(np.median(side))) if len(side) else None
+    below, above = int((v < bound[0]).sum()), int((v > bound[1]).sum())
+    if not below and not above:
+        return None
+    return _value(param, (param.low + bound[0]) / 2 if below >= above else (bound[1] + param.high) / 2)
 
 
 def _value(param: Any, value: float) -> Any:

@@ -126,3 +126,17 @@ def test_bad_options_and_a_comparison_get_one_line_errors(planted, tmp_path):
     (tmp_path / "runs" / "random" / "campaign.sqlite").write_bytes((planted / "campaign.sqlite").read_bytes())
     with pytest.raises(ParameterError, match="comparison"):
         explain(tmp_path)
+
+
+def test_a_caption_names_the_sides_that_keep_most_passes_out_and_counts_the_rest():
+    """Failures where x0 > 0.3 and x1..x5 > 0.5: the rule bounds all six, the caption names five and
+    says one more; x0, whose side keeps out the fewest passes (its bound is the widest), is the one left out."""
+    space = Space([Continuous(f"x{i}", 0, 1) for i in range(6)])
+    rows = space.sample(4000, seed=0)
+    fail = np.array([r["x0"] > 0.3 and all(r[f"x{i}"] > 0.5 for i in range(1, 6)) for r in rows])
+    trials = pd.DataFrame({"loss": fail.astype(float), "error": None, "excluded": None, "x": list(space.to_unit(rows)),
+                           **{f"param.{n}": [r[n] for r in rows] for n in space.names}})
+    [mode] = explain_modes(trials, space, np.where(fail, 0, -1))
+    assert set(mode.rule) == set(space.names)
+    assert mode.caption.endswith(", and 1 more bound") and "x0" not in mode.caption
+    assert all(f"x{i} > 0." in mode.caption for i in range(1, 6))

@@ -224,3 +224,20 @@ def test_a_latent_generator_says_it_cannot_set_an_attribute_back(tmp_path, capsy
         assert all("cannot be set alone" in why or "latent coordinate" in why for why in r["skipped"].values())
     printed = capsys.readouterr().out
     assert printed.count("not set back") >= len(ruled)
+
+
+def test_an_attribute_is_set_back_to_the_middle_of_the_rules_complement_not_to_the_crowded_passes():
+    """A search crowds its passes against the boundary it bisects: their median would set an
+    attribute back to the mode's edge. The value is the middle of the range beyond the bound, on
+    the side holding more passes; no pass outside the rule, nowhere to go."""
+    from searcher.space import Categorical, Continuous, Integer
+    from searcher.studies.confirm import _set_back
+
+    hair = Continuous("hair", 0.0, 1.0)
+    crowded = np.array([0.55, 0.56, 0.57, 0.58, 0.59, 0.1, 0.7])  # six below the rule [0.6, 1], one inside
+    assert _set_back(hair, [0.6, 1.0], crowded) == pytest.approx(0.3)
+    assert _set_back(hair, [0.3, 0.6], np.array([0.2, 0.65, 0.7, 0.9])) == pytest.approx(0.8)  # more passes above
+    assert _set_back(hair, [0.6, 1.0], np.array([0.7, 0.8])) is None
+    assert _set_back(Integer("age", 0, 80), [41, 80], np.array([10, 30])) == 20
+    assert _set_back(Categorical("eyewear", ("none", "glasses", "sunglasses")), ["sunglasses"],
+                     np.array(["glasses", "none", "glasses", "sunglasses"], object)) == "glasses"
