@@ -15,7 +15,7 @@ from typing import Any
 from generators.base import Batch, Generator, LatentGenerator, Scale, Vocabulary, vocabulary_of
 from searcher.registry import Registry
 
-__all__ = ["Batch", "Generator", "LatentGenerator", "Scale", "Vocabulary", "available", "describe", "load", "vocabulary"]
+__all__ = ["Batch", "Generator", "LatentGenerator", "Scale", "Vocabulary", "available", "describe", "load", "options", "vocabulary"]
 
 # name -> ("module:attribute", one-line description). Modules load only when asked for.
 _REGISTRY: dict[str, tuple[str, str]] = {
@@ -30,6 +30,7 @@ _REGISTRY: dict[str, tuple[str, str]] = {
 _PLUGINS = Registry("generator", _REGISTRY)
 available = _PLUGINS.available
 describe = _PLUGINS.describe
+options = _PLUGINS.options  # the keyword options a plug-in takes (whether it takes a `device`, say)
 
 
 def load(name: str, **options: Any) -> Generator:

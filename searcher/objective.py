@@ -33,6 +33,7 @@ from typing import Any
 
 import numpy as np
 
+from searcher.devices import check_device, note_cpu_only, resolve_device
 from searcher.errors import ParameterError
 from searcher.validation import check_choice, check_number
 
@@ -187,7 +188,13 @@ class Judge:
 
 @dataclass(frozen=True)
 class ObjectiveSpec:
-    """Everything needed to build an `Objective` anywhere (JSON-friendly)."""
+    """Everything needed to build an `Objective` anywhere (JSON-friendly).
+
+    `device` (a `searcher.devices` setting, or None for the plug-ins' own default, the CPU) is
+    given to the generator and the target where they take a `device` option and their options do
+    not name one already; one that takes none runs on the CPU, with a warning when the setting
+    names a GPU. It is resolved on the machine that builds the plug-ins.
+    """
 
     generator: str
     target: str
@@ -197,19 +204,27 @@ class ObjectiveSpec:
     truth_column: str | None = None
     cut: float | None = None
     margin: float = 0.1
+    device: str | None = None
 
     def __post_init__(self) -> None:
         check_choice("loss", self.loss, LOSSES)
         check_number("margin", self.margin, 0.0, 0.5, open_high=True)
+        if self.device is not None:
+            check_device(self.device)
+
+    def load_generator(self) -> Any:
+        """The generator, placed on `device` where it takes one."""
+        import generators
+
+        return generators.load(self.generator, **self._placed(generators, "generator", self.generator, self.generator_options))
 
     def build(self, generator: Any = None) -> Objective:
         """The objective; `generator` reuses an instance already built from this spec."""
-        import generators
         import targets
 
         return Objective(
-            generator if generator is not None else generators.load(self.generator, **dict(self.generator_options)),
-            targets.load(self.target, **dict(self.target_options)),
+            generator if generator is not None else self.load_generator(),
+            targets.load(self.target, **self._placed(targets, "target", self.target, self.target_options)),
             loss=self.loss,
             truth_column=self.truth_column,
             cut=self.cut,
@@ -218,6 +233,18 @@ class ObjectiveSpec:
 
     def to_dict(self) -> dict[str, Any]:
         return {k: (dict(v) if isinstance(v, Mapping) else v) for k, v in self.__dict__.items()}
+
+    def _placed(self, plugins: Any, kind: str, name: str, options: Mapping[str, Any]) -> dict[str, Any]:
+        """`options` with this spec's device added where the plug-in `name` (of the registry module
+        `plugins`) takes a device and `options` name none."""
+        if self.device is None or "device" in options:
+            return dict(options)
+        if self.device != "auto":
+            resolve_device(self.device)  # a GPU this machine lacks is refused whatever the plug-ins are
+        if "device" in plugins.options(name):
+            return {**options, "device": self.device}
+        note_cpu_only(f"The {kind} {name!r}", self.device)
+        return dict(options)
 
 
 class Objective:

@@ -14,7 +14,7 @@ from typing import Any
 from searcher.registry import Registry
 from targets.base import TASKS, Predictions, Target
 
-__all__ = ["TASKS", "Predictions", "Target", "available", "describe", "load"]
+__all__ = ["TASKS", "Predictions", "Target", "available", "describe", "load", "options"]
 
 _REGISTRY: dict[str, tuple[str, str]] = {
     "dlib-cnn": ("targets.detectors:DlibCNN", "dlib's MMOD CNN face detector (face-recognition-models weights)"),
@@ -35,6 +35,7 @@ _REGISTRY: dict[str, tuple[str, str]] = {
 _PLUGINS = Registry("target", _REGISTRY)
 available = _PLUGINS.available
 describe = _PLUGINS.describe
+options = _PLUGINS.options  # the keyword options a plug-in takes (whether it takes a `device`, say)
 
 
 def load(name: str, **options: Any) -> Target:

@@ -13,7 +13,8 @@ Example:
 
 TorchScript files are read with `torch.jit.load`, which runs no pickled Python code; a plain
 `torch.save` checkpoint is not TorchScript and is refused (export it with `torch.jit.script` or
-`torch.jit.trace` first).
+`torch.jit.trace` first). A TorchScript model runs on its `device` (the CPU by default; images are
+prepared on the CPU and the batch moved there); ONNX models run on the CPU.
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
+from searcher.devices import resolve_device
 from searcher.errors import ParameterError, PluginError, TargetError
 from targets.base import Predictions, check_images
 
@@ -53,6 +55,7 @@ class ImageClassifier:
 
     task = "classify"
     truth: tuple[str, float] | None = None  # subclasses trained on a rendered attribute declare it
+    device = "cpu"  # the torch device `_logits` runs on; the torch subclasses take a `device` option
 
     def __init__(
         self,
@@ -122,11 +125,13 @@ class ImageClassifier:
 
 
 class TorchScriptTarget(ImageClassifier):
-    """A TorchScript classifier file (`torch`), loaded with `torch.jit.load` on the CPU.
+    """A TorchScript classifier file (`torch`), loaded with `torch.jit.load`.
 
     Args:
         path: the `.pt` / `.ts` file written by `torch.jit.save`.
         labels, input_size, channel_order, mean, std, batch_size: see `ImageClassifier`.
+        device: where the model runs: "cpu" (the default), "cuda", "cuda:N", or "auto" (the GPU
+            where there is one).
     """
 
     def __init__(
@@ -138,13 +143,15 @@ class TorchScriptTarget(ImageClassifier):
         mean: Sequence[float] = (0.0, 0.0, 0.0),
         std: Sequence[float] = (1.0, 1.0, 1.0),
         batch_size: int = 32,
+        device: str = "cpu",
     ) -> None:
         super().__init__(labels, input_size, channel_order, mean, std, batch_size)
         self.path = _existing(path, "TorchScript")
+        self.device = resolve_device(device)
         try:
             with warnings.catch_warnings():  # torch 2.13 deprecates TorchScript in favour of torch.export; the file is what it is
                 warnings.simplefilter("ignore", DeprecationWarning)
-                self._model = torch.jit.load(str(self.path), map_location="cpu").eval()
+                self._model = torch.jit.load(str(self.path), map_location=self.device).eval()
         except Exception as exc:
             raise PluginError(
                 f"Could not load {self.path} as TorchScript ({exc}). Save the model with torch.jit.save(torch.jit.script(model), path)."
@@ -156,10 +163,10 @@ class TorchScriptTarget(ImageClassifier):
 
     def _logits(self, x: torch.Tensor) -> np.ndarray:
         with torch.inference_mode():
-            out = self._model(x)
+            out = self._model(x.to(self.device))
         if not isinstance(out, torch.Tensor):
             raise TypeError(f"the model returned {type(out).__name__}, not a tensor of logits")
-        return out.float().numpy()
+        return out.float().cpu().numpy()
 
 
 class OnnxTarget(ImageClassifier):

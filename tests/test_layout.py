@@ -4,8 +4,8 @@
 - imports inside `searcher/` run downward through the layers of `LAYERS`;
 - `searcher/analysis/` is pure: it imports neither Ray, the campaign runner nor the studies;
 - `searcher/` reaches generators and targets only through their registries and protocol modules;
-- generators and targets import nothing from `searcher/` but the protocol types, errors, space and
-  validation (a plug-in package's `__init__.py` also builds its `Registry`).
+- generators and targets import nothing from `searcher/` but the protocol types, errors, space,
+  validation and devices (a plug-in package's `__init__.py` also builds its `Registry`).
 """
 
 import ast
@@ -19,7 +19,7 @@ ROOT = Path(__file__).resolve().parents[1]
 # This table is the one home of the layer order: the README and the design note point here.
 LAYERS = [
     {"errors", "defaults"},
-    {"validation", "registry", "causal", "packages", "outputs", "tables"},  # outputs: the one rule for every path a command writes
+    {"validation", "registry", "causal", "packages", "outputs", "tables", "devices"},  # outputs: the one rule for every path a command writes
     {"space"},
     {"objective"},
     {"strategies", "testing"},
@@ -31,7 +31,7 @@ LAYERS = [
     {"cli", "__init__"},
 ]
 RANK = {room: i for i, rooms in enumerate(LAYERS) for room in rooms}
-PLUGIN_MAY_USE = {"searcher.errors", "searcher.space", "searcher.validation"}
+PLUGIN_MAY_USE = {"searcher.devices", "searcher.errors", "searcher.space", "searcher.validation"}
 
 
 def _modules(folder: str) -> list[Path]:

@@ -33,6 +33,7 @@ from generators.base import Batch
 from generators.faces.palette import EYEWEAR, HAIR_COLORS, N_SHAPE
 from generators.faces.procedural import check_resolution, image_seed, render_attributes
 from generators.faces.vocabulary import FACES
+from searcher.devices import resolve_device
 from searcher.errors import ParameterError
 from searcher.space import Latent, Space
 
@@ -53,6 +54,7 @@ class LatentFaces:
         mixing_seed: seed of the fixed basis that mixes z into factors; one seed, one "generator".
         resolution: image side in pixels, 64 to 256.
         bound: the search box of z is `[-bound, bound]^D`.
+        device: where it renders, as `faces` takes it ("cpu" by default, "cuda", "cuda:N", "auto").
 
     Example:
         >>> gen = LatentFaces(resolution=64)
@@ -63,7 +65,8 @@ class LatentFaces:
 
     vocabulary = FACES
 
-    def __init__(self, latent_dim: int = 32, mixing_seed: int = 0, resolution: int = 128, bound: float = 3.0) -> None:
+    def __init__(self, latent_dim: int = 32, mixing_seed: int = 0, resolution: int = 128, bound: float = 3.0,
+                 device: str = "cpu") -> None:
         if isinstance(latent_dim, bool) or not isinstance(latent_dim, (int, np.integer)) or latent_dim < len(FACTORS):
             raise ParameterError(
                 f"The 'latent_dim' option must be an integer >= {len(FACTORS)} (one per semantic factor). Got {latent_dim!r} instead."
@@ -71,6 +74,7 @@ class LatentFaces:
         self.latent_dim = int(latent_dim)
         self.mixing_seed = int(mixing_seed)
         self.resolution = check_resolution(resolution)
+        self.device = resolve_device(device)
         self.space = Space(latent=Latent("z", self.latent_dim, bound))
         rng = np.random.default_rng([self.mixing_seed, 0x1A7E])
         q, _ = np.linalg.qr(rng.standard_normal((self.latent_dim, self.latent_dim)))
@@ -78,7 +82,7 @@ class LatentFaces:
         self._shape_proj = rng.standard_normal((self.latent_dim, N_SHAPE)) / np.sqrt(self.latent_dim)
         from generators.faces.render import FaceRenderer  # torch, only when a renderer is built
 
-        self._renderer = FaceRenderer(self.resolution)
+        self._renderer = FaceRenderer(self.resolution, self.device)
 
     def __repr__(self) -> str:
         return f"LatentFaces(latent_dim={self.latent_dim}, mixing_seed={self.mixing_seed}, resolution={self.resolution})"

@@ -50,7 +50,7 @@ def _wave(x: torch.Tensor) -> torch.Tensor:
     return 8.0 * f * (1.0 - f) - 1.0
 
 
-_DARK = _rgb(np.array([0.09, 0.07, 0.06]))  # pupils, lid lines, spectacle frames
+_DARK = _rgb(np.array([0.09, 0.07, 0.06]))  # pupils, lid lines, spectacle frames (made on the CPU: `.to` the image's device)
 
 
 class _Frame:
@@ -283,6 +283,7 @@ def eyes(img: torch.Tensor, geo: _Geometry, look: _Look) -> None:
     full, ey, erx, ery = geo.full, geo.ey, geo.erx, geo.ery
     gp, masc, makeup = look.gp, look.masc, look.makeup
     brow_col = np.clip(look.hair * 0.55 + 0.02, 0, 1) * (1 - 0.3 * makeup[:, None])
+    dark = _DARK.to(img.device)
     for ex_i, fw in geo.eyes:
         g = full.crop(ex_i, ey - 0.1, 0.35 * np.maximum(fw, 1.0), 0.25)
         rx = C(erx * fw)
@@ -295,10 +296,10 @@ def eyes(img: torch.Tensor, geo: _Geometry, look: _Look) -> None:
         g.paint(img, _rgb(0.8 * np.array([0.93, 0.91, 0.89]) + 0.2 * look.skin), eye)
         ir = C(ery * 1.05)
         g.paint(img, _rgb(look.iris), g.ellipse(C(ex_i), C(ey), ir * C(fw), ir) * eye)
-        g.paint(img, _DARK * 0.3, g.ellipse(C(ex_i), C(ey), ir * C(0.45 * fw), ir * 0.45) * eye)
+        g.paint(img, dark * 0.3, g.ellipse(C(ex_i), C(ey), ir * C(0.45 * fw), ir * 0.45) * eye)
         lid_w = C(0.012 + 0.008 * gp + 0.015 * makeup)
         lid = g.cover(((g.v - C(ey)) + lens).abs() - lid_w) * g.cover(du.abs() * rx - rx * 1.08)
-        g.paint(img, _DARK, lid)
+        g.paint(img, dark, lid)
         bl = C(0.16 * fw)
         db = (g.u - C(ex_i)) / bl
         arch = C(ey - 0.19 - 0.05 * look.brow_height) - C(0.04 + 0.03 * gp) * (1 - db * db)
@@ -384,7 +385,7 @@ def light(img: torch.Tensor, geo: _Geometry, look: _Look) -> np.ndarray:
     az = np.radians(look.attrs["light_direction"])
     L = np.stack([np.sin(az), np.full_like(az, -0.35), np.cos(az)], 1)
     L = L / np.linalg.norm(L, axis=1, keepdims=True)
-    light = torch.ones(n, r, r)
+    light = torch.ones(n, r, r, device=img.device)
     g = full.crop(fshift / 2, -0.05, A * 1.25, 1.25)
     nu, nv = (g.u - C(fshift / 2)) / C(A * 1.25), (g.v + 0.05) / 1.25
     nz = torch.sqrt((1 - nu * nu - nv * nv).clamp(min=0.02))
@@ -416,7 +417,7 @@ def eyewear(img: torch.Tensor, geo: _Geometry, look: _Look) -> None:
     full, ey, nose_x = geo.full, geo.ey, geo.nose_x
     eyewear = look.eyewear
     if (eyewear > 0).any():
-        frame_col = _DARK * 0.9
+        frame_col = _DARK.to(img.device) * 0.9
         for ex_i, fw in geo.eyes:
             g = full.crop(ex_i, ey + 0.01, 0.22, 0.17)
             lrx = C(0.19 * fw)
@@ -454,14 +455,14 @@ def camera(img: torch.Tensor, geo: _Geometry, look: _Look, rngs: list[np.random.
     for i in np.nonzero(noise > 0)[0]:
         k, dy, dx = rngs[i].integers(0, (len(noise_bank), r, r))
         img[i] += noise_bank[k].roll((int(dy), int(dx)), (1, 2)) * float(noise[i])
-    return img.clamp_(0.0, 1.0).mul_(255.0).add_(0.5).to(torch.uint8).permute(0, 2, 3, 1).numpy()
+    return img.clamp_(0.0, 1.0).mul_(255.0).add_(0.5).to(torch.uint8).permute(0, 2, 3, 1).cpu().numpy()
 
 
 def _gaussian_blur(img: torch.Tensor, sigma: float) -> torch.Tensor:
     """Separable Gaussian blur of one `3 x H x W` image with reflect padding (rows, then columns,
     each as one batched 1-D convolution)."""
     radius = max(1, math.ceil(3 * sigma))
-    x = torch.arange(-radius, radius + 1, dtype=torch.float32)
+    x = torch.arange(-radius, radius + 1, dtype=torch.float32, device=img.device)
     k = torch.exp(-0.5 * (x / sigma) ** 2)
     k = (k / k.sum()).view(1, 1, -1)
     c, h, w = img.shape

@@ -30,6 +30,7 @@ import pandas as pd
 from generators.base import Batch
 from generators.faces.palette import EYEWEAR, HAIR_COLORS, N_SHAPE
 from generators.faces.vocabulary import FACES
+from searcher.devices import resolve_device
 from searcher.space import (
     Beta,
     Categorical,
@@ -152,6 +153,8 @@ class ProceduralFaces:
 
     Args:
         resolution: image side in pixels, 64 to 256.
+        device: where it renders: "cpu" (the default), "cuda", "cuda:N", or "auto" (the GPU where
+            there is one); on the CPU the pixels are those it always drew.
 
     Example:
         >>> gen = ProceduralFaces(resolution=64)
@@ -164,11 +167,12 @@ class ProceduralFaces:
 
     space = FACE_SPACE
 
-    def __init__(self, resolution: int = 128) -> None:
+    def __init__(self, resolution: int = 128, device: str = "cpu") -> None:
         self.resolution = check_resolution(resolution)
+        self.device = resolve_device(device)
         from generators.faces.render import FaceRenderer  # torch, only when a renderer is built
 
-        self._renderer = FaceRenderer(self.resolution)
+        self._renderer = FaceRenderer(self.resolution, self.device)
 
     def __repr__(self) -> str:
         return f"ProceduralFaces(resolution={self.resolution})"

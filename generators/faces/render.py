@@ -1,4 +1,4 @@
-"""A batched, anti-aliased procedural face renderer (torch, CPU).
+"""A batched, anti-aliased procedural face renderer (torch, on the CPU or a GPU).
 
 Every facial part is an analytic shape in a face-aligned frame ``(u, v)``: ``u`` runs left to
 right across the face (half-width about 0.7), ``v`` from the top of the forehead (-1) to the chin
@@ -15,9 +15,15 @@ seed only, never on its batch neighbours.
 `FaceRenderer._render_chunk` frames and measures a chunk, then paints it as a sequence of layers
 (background, body, face, eyes, nose and mouth, age lines, hair in front, earrings, light, eyewear,
 occlusion, camera); the layers and the shape toolkit they draw with live in `layers.py`.
+
+On a GPU the chunk is painted under torch's device context, so every tensor the layers make from
+per-image numbers lands on it; only the finished uint8 chunk comes back. The CPU runs the code as
+it always has, pixel for pixel.
 """
 
 from __future__ import annotations
+
+import contextlib
 
 import numpy as np
 import torch
@@ -37,18 +43,20 @@ class FaceRenderer:
 
     Args:
         resolution: image side in pixels, 64 to 256.
+        device: the torch device it paints on ("cpu", "cuda", "cuda:N"; `searcher.devices` resolves settings).
     """
 
-    def __init__(self, resolution: int = 128) -> None:
+    def __init__(self, resolution: int = 128, device: str = "cpu") -> None:
         self.resolution = int(resolution)
+        self.device = torch.device(device)
         r = self.resolution
-        grid = (torch.arange(r, dtype=torch.float32) + 0.5) / r * 2.0 - 1.0
+        grid = (torch.arange(r, dtype=torch.float32, device=self.device) + 0.5) / r * 2.0 - 1.0
         self._x = grid.view(1, 1, r)
         self._y = grid.view(1, r, 1)
         # Sensor noise: each image adds one field of a fixed bank, rolled by a per-image offset
         # (cheaper than drawing 3 x H x W normals per image, and as Gaussian).
         bank = np.random.default_rng(0x901CE).standard_normal((NOISE_BANK, 3, r, r), dtype=np.float32)
-        self._noise = torch.from_numpy(bank)
+        self._noise = torch.from_numpy(bank).to(self.device)
 
     def render(self, attrs: dict[str, np.ndarray], shape: np.ndarray, seeds: np.ndarray) -> np.ndarray:
         """Draws one image per row.
@@ -64,7 +72,9 @@ class FaceRenderer:
         out = np.empty((n, self.resolution, self.resolution, 3), np.uint8)
         # Chunks of similar pose share tight feature windows; the order cannot change a pixel.
         order = np.lexsort((np.asarray(attrs["scale"]), np.asarray(attrs["yaw"]), np.asarray(attrs["roll"])))
-        with torch.no_grad():
+        # the device context puts the layers' tensors on a GPU; on the CPU it would only add a hook to every op
+        placed = contextlib.nullcontext() if self.device.type == "cpu" else self.device
+        with torch.no_grad(), placed:
             for start in range(0, n, CHUNK):
                 idx = order[start : start + CHUNK]
                 chunk = {k: np.asarray(v)[idx] for k, v in attrs.items()}

@@ -17,7 +17,8 @@ cut). Whether the generator renders what it was asked is `searcher validate-gene
 The spec is checked against the model when it loads, before any evaluation: the model is run on
 two codes, and an input it refuses, an output of the wrong shape, or values outside the declared
 range are errors that say which spec key to fix. Models run in fixed-size batches (the last one
-padded), so an image's pixels do not depend on how many were rendered with it.
+padded), so an image's pixels do not depend on how many were rendered with it. `.pt2` and
+TorchScript models run on the `device` asked for (the CPU by default); ONNX models on the CPU.
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ import torch.nn.functional as F
 
 from generators.base import Batch, Vocabulary
 from generators.learned.spec import GeneratorSpec, model_format, read_spec
+from searcher.devices import note_cpu_only, resolve_device
 from searcher.errors import ParameterError, PluginError
 from searcher.space import Categorical, Continuous, Latent, Params, Space, Uniform
 from searcher.validation import check_int
@@ -47,19 +49,28 @@ class Network:
 
     `.pt2` through `torch.export.load`, TorchScript through `torch.jit.load` (neither runs pickled
     Python code), ONNX through onnxruntime. Inputs go in fixed batches of `batch` rows (the last
-    padded with zeros), so that a row's output does not depend on the rows beside it.
+    padded with zeros), so that a row's output does not depend on the rows beside it. torch models
+    run on `device` (a resolved torch device; the arrays in and out stay on the CPU); onnxruntime
+    runs on the CPU, and says so when asked for a GPU.
     """
 
-    def __init__(self, path: Path, batch: int = 64) -> None:
+    def __init__(self, path: Path, batch: int = 64, device: str = "cpu") -> None:
         self.path, self.format, self.batch = Path(path), model_format(Path(path)), int(batch)
+        self.device = torch.device(device)
         try:
             if self.format == "export":
-                self._fn = torch.export.load(str(self.path)).module()
+                program = torch.export.load(str(self.path))
+                if self.device.type != "cpu":  # an exported program holds its device in its graph: moved, not `.to`
+                    from torch.export.passes import move_to_device_pass
+
+                    program = move_to_device_pass(program, self.device)
+                self._fn = program.module()
             elif self.format == "torchscript":
                 with warnings.catch_warnings():  # deprecated in favour of torch.export; the file is what it is
                     warnings.simplefilter("ignore", DeprecationWarning)
-                    self._fn = torch.jit.load(str(self.path), map_location="cpu").eval()
+                    self._fn = torch.jit.load(str(self.path), map_location=self.device).eval()
             else:
+                note_cpu_only(f"The ONNX model {self.path.name}", str(self.device))
                 self._fn = self._onnx()
         except PluginError:
             raise
@@ -83,9 +94,9 @@ class Network:
             out = self._fn(*inputs)
         else:
             with torch.inference_mode():
-                out = self._fn(*(torch.from_numpy(x) for x in inputs))
+                out = self._fn(*(torch.from_numpy(x).to(self.device) for x in inputs))
         outs = list(out) if isinstance(out, (tuple, list)) else [out]
-        return [o.float().numpy() if isinstance(o, torch.Tensor) else np.asarray(o, np.float32) for o in outs]
+        return [o.float().cpu().numpy() if isinstance(o, torch.Tensor) else np.asarray(o, np.float32) for o in outs]
 
     def __call__(self, *inputs: np.ndarray) -> list[np.ndarray]:
         n = len(inputs[0])
@@ -116,13 +127,16 @@ class CheckpointGenerator:
         resolution: the side of the images it returns (default: the model's); other sides are
             resized from the model's output (bilinear), which adds pixels, not detail. Detectors
             that look for faces of 40 px and more need 128 from a 64 px model.
+        device: where the model, encoder and judge run: "cpu" (the default), "cuda", "cuda:N", or
+            "auto" (the GPU where there is one). ONNX files run on the CPU.
     """
 
     vocabulary = Vocabulary(caption=_caption)
 
     def __init__(self, spec: str | os.PathLike, path: str | os.PathLike | None = None, batch_size: int = 64,
-                 resolution: int | None = None) -> None:
-        self._options = {"spec": spec, "path": path, "batch_size": batch_size, "resolution": resolution}
+                 resolution: int | None = None, device: str = "cpu") -> None:
+        self._options = {"spec": spec, "path": path, "batch_size": batch_size, "resolution": resolution, "device": device}
+        self.device = resolve_device(device)
         self.spec_path = Path(spec)
         self.spec: GeneratorSpec = read_spec(spec, path)
         self.batch_size = check_int("batch_size", batch_size, 1, 4096)
@@ -136,9 +150,9 @@ class CheckpointGenerator:
         self.latent_dim = s.latent_dim
         self.resolution = s.resolution if resolution is None else check_int("resolution", resolution, 8, 1024)
         self._z_names = [f"z{i}" for i in range(s.latent_dim)]
-        self._model = Network(s.model, self.batch_size)
-        self._encoder = Network(s.encoder, self.batch_size) if s.encoder else None
-        self._judge = Network(s.judge, self.batch_size) if s.judge else None
+        self._model = Network(s.model, self.batch_size, self.device)
+        self._encoder = Network(s.encoder, self.batch_size, self.device) if s.encoder else None
+        self._judge = Network(s.judge, self.batch_size, self.device) if s.judge else None
         self._check_model()
 
     def __repr__(self) -> str:

@@ -30,6 +30,7 @@ class FacesCVAE(CheckpointGenerator):
         batch_size: rows per forward pass (every pass runs this many, the last padded).
         resolution: the side of the images it returns: the model draws 64 px, and 128 (the
             default) is that upsampled, so that dlib's detectors (faces of 40 px and more) see it.
+        device: where the networks run: "cpu" (the default), "cuda", "cuda:N", or "auto".
 
     Example:
         >>> gen = FacesCVAE()
@@ -38,9 +39,9 @@ class FacesCVAE(CheckpointGenerator):
         (1, 128, 128, 3)
     """
 
-    def __init__(self, batch_size: int = 64, resolution: int = 128) -> None:
-        super().__init__(SPEC, batch_size=batch_size, resolution=resolution)
-        self._options = {"batch_size": batch_size, "resolution": resolution}
+    def __init__(self, batch_size: int = 64, resolution: int = 128, device: str = "cpu") -> None:
+        super().__init__(SPEC, batch_size=batch_size, resolution=resolution, device=device)
+        self._options = {"batch_size": batch_size, "resolution": resolution, "device": device}
 
     def __repr__(self) -> str:
         return f"FacesCVAE(resolution={self.resolution})"

@@ -3,7 +3,9 @@
 Both take an `ObjectiveSpec` and evaluate a batch of params dicts with one seed; the objective is a
 pure function of (params, seed), so the same batch gives the same outcomes on either executor.
 Ray actors build the generator and target once and receive a slice of the batch per call (a call
-costs milliseconds, an image far less), and `address=` joins an existing Ray cluster.
+costs milliseconds, an image far less), and `address=` joins an existing Ray cluster;
+`gpus_per_worker=` gives each actor that share of a GPU (Ray's `num_gpus`), so that Ray places the
+actors on the cluster's GPUs and each holds its own (torch sees only the GPU Ray gives it).
 
 Both report what their targets spend (`targets.base.SpendingTarget`) by worker, as
 `{worker: target.spending()}` (None for a target that spends nothing to keep), take such a record
@@ -68,11 +70,12 @@ class RayExecutor:
         workers: number of actors (one CPU each).
         address: a running Ray cluster to join ("auto" or "ray://host:port"); None starts a local
             Ray on this machine.
+        gpus_per_worker: each actor's share of a GPU (0: none); the cluster must have them all.
     """
 
     name = "ray"
 
-    def __init__(self, spec: ObjectiveSpec, workers: int = 2, address: str | None = None) -> None:
+    def __init__(self, spec: ObjectiveSpec, workers: int = 2, address: str | None = None, gpus_per_worker: float = 0.0) -> None:
         if address is not None:
             check_reachable(address)  # whether or not this process already runs Ray: the address given must answer
             _present_token(address)  # before Ray is imported: it reads its auth mode then
@@ -82,7 +85,8 @@ class RayExecutor:
             raise PluginError("The ray executor needs Ray: pip install 'ray'") from exc
         self._ray = ray
         self.spec, self.workers = spec, int(workers)
-        if not ray.is_initialized():
+        started = not ray.is_initialized()
+        if started:
             if address is None:
                 ray.init(num_cpus=max(self.workers, os.cpu_count() or 1), include_dashboard=False, log_to_driver=False)
             else:
@@ -90,7 +94,12 @@ class RayExecutor:
                     ray.init(address=address, log_to_driver=False)
                 except (ConnectionError, RuntimeError) as exc:  # a port answered, but not a cluster this process can join
                     raise ParameterError(_join_failure(address, exc)) from None
-        self._actor_class = ray.remote(num_cpus=1)(_Worker)
+        missing = _missing_gpus(ray.cluster_resources(), self.workers, gpus_per_worker)
+        if missing:  # Ray would wait for them for good
+            if started:
+                ray.shutdown()
+            raise ParameterError(missing)
+        self._actor_class = ray.remote(num_cpus=1, num_gpus=gpus_per_worker)(_Worker)
         self._actors = [self._actor_class.remote(spec, f"ray-{i}") for i in range(self.workers)]
 
     def evaluate(self, params: Sequence[Mapping[str, Any]], seed: int) -> list[tuple[Outcome, str]]:
@@ -157,6 +166,16 @@ def _cap_reached(target: Any) -> str | None:
     return target.cap_reached() if isinstance(target, SpendingTarget) else None
 
 
+def _missing_gpus(resources: Mapping[str, float], workers: int, share: float) -> str | None:
+    """Why a Ray cluster with `resources` cannot give `workers` actors `share` of a GPU each, or None."""
+    need, have = workers * share, float(resources.get("GPU", 0.0))
+    if need <= have:
+        return None
+    return (f"gpus_per_worker={share:g} asks for {need:g} GPU(s) for {workers} Ray worker(s), and the Ray cluster has "
+            f"{have:g}; nothing was started. Use gpus_per_worker 0 (--gpus-per-worker 0), fewer workers, or a cluster "
+            "with GPUs (--ray-address).")
+
+
 def check_reachable(address: str) -> None:
     """Refuses a Ray address nobody answers at, at once: `ray.init` would wait minutes on it and end
     in a traceback. "auto" (the cluster this machine belongs to) is left to Ray."""
@@ -210,14 +229,18 @@ def _join_failure(address: str, exc: BaseException) -> str:
 
 
 def make_executor(name: str | None, spec: ObjectiveSpec, workers: int = 1, address: str | None = None,
-                  objective: Objective | None = None) -> LocalExecutor | RayExecutor:
+                  objective: Objective | None = None, gpus_per_worker: float = 0.0) -> LocalExecutor | RayExecutor:
     """`local` for one worker, `ray` for more (or when an address is given), unless named; a local
-    executor evaluates `objective` if given (Ray actors always build their own)."""
+    executor evaluates `objective` if given (Ray actors always build their own, each with
+    `gpus_per_worker` of a GPU)."""
     if name is None:
         name = "ray" if workers > 1 or address else "local"
     check_choice("executor", name, EXECUTORS)
     if name == "local":
         if workers != 1:
             raise ParameterError(f"The local executor runs one worker; got workers={workers}. Use executor='ray' for more.")
+        if gpus_per_worker:
+            raise ParameterError(f"gpus_per_worker is a Ray worker's GPU share; got gpus_per_worker={gpus_per_worker:g} for the local "
+                                 "executor, which runs on the spec's device. Use executor='ray', or leave gpus_per_worker out.")
         return LocalExecutor(spec, objective)
-    return RayExecutor(spec, workers=workers, address=address)
+    return RayExecutor(spec, workers=workers, address=address, gpus_per_worker=gpus_per_worker)

@@ -102,8 +102,11 @@ def config_from(args: argparse.Namespace) -> dict[str, Any]:
     return config
 
 
-#: what a resume may change; the campaign's other settings are the stored ones
-_RESUME_MAY_SET = ("budget", "retries", "target_options")
+#: settings a resume may give anew; device and gpus_per_worker say where a campaign runs, not what
+#: it computes (one started on a GPU machine goes on on a laptop with --device cpu)
+_RESUME_REPLACES = ("budget", "retries", "device", "gpus_per_worker")
+#: what a resume may change (target_options: a raised spending cap); the other settings are the stored ones
+_RESUME_MAY_SET = (*_RESUME_REPLACES, "target_options")
 
 
 def _check_resume(args: argparse.Namespace) -> None:
@@ -115,18 +118,17 @@ def _check_resume(args: argparse.Namespace) -> None:
     ignored += [_flag(f) for f in dataclasses.fields(Campaign) if f.name not in _RESUME_MAY_SET and getattr(args, f.name) not in (None, [])]
     if ignored:
         raise ParameterError(f"--resume continues {args.resume} with its stored settings, so {', '.join(ignored)} would be ignored; "
-                             "nothing was run. Resume with --budget, --retries or --option (a target's spending cap) only, "
-                             "or start a new campaign with another --out.")
+                             "nothing was run. Resume with --budget, --retries, --option (a target's spending cap), --device "
+                             "or --gpus-per-worker only, or start a new campaign with another --out.")
 
 
 def run(args: argparse.Namespace) -> int:
     if args.resume is not None:
         _check_resume(args)
         campaign = Campaign.from_dir(args.resume)
-        if args.budget is not None:
-            campaign = dataclasses.replace(campaign, budget=args.budget)
-        if args.retries is not None:
-            campaign = dataclasses.replace(campaign, retries=args.retries)
+        given = {name: getattr(args, name) for name in _RESUME_REPLACES if getattr(args, name) is not None}
+        if given:
+            campaign = dataclasses.replace(campaign, **given)
         if args.target_options:  # a raised spending cap; any other change is refused by the resume's check
             campaign = dataclasses.replace(campaign, target_options={**campaign.target_options,
                                                                      **assignments(args.target_options, "--option")})

@@ -8,8 +8,9 @@
 - `glasses-cnn` (`GlassesCNN`): no glasses / glasses, trained where a light background goes with
   glasses and a dark one with their absence: a shortcut in the scene, not in the face.
 
-All take `N x H x W x 3` uint8 RGB images of any size (resized to 64 x 64). The weights ship
-beside this file and are rebuilt by `python -m targets.trained.train gender|smile|glasses`.
+All take `N x H x W x 3` uint8 RGB images of any size (resized to 64 x 64) and run on their
+`device` (the CPU by default). The weights ship beside this file and are rebuilt by
+`python -m targets.trained.train gender|smile|glasses`.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from searcher.devices import resolve_device
 from searcher.errors import PluginError
 from targets.local import ImageClassifier
 from targets.trained.model import INPUT_SIZE, MEAN, STD, SmallCNN
@@ -35,20 +37,23 @@ def weights_path(task: str) -> Path:
 
 
 class _TrainedCNN(ImageClassifier):
-    """A `SmallCNN` with the shipped weights or `weights` (a `train.py --out` file), read with weights_only=True."""
+    """A `SmallCNN` with the shipped weights or `weights` (a `train.py --out` file), read with
+    weights_only=True, on `device` ("cpu" by default, "cuda", "cuda:N", or "auto": the GPU where
+    there is one)."""
 
     TASK = ""
     LABELS: tuple[str, ...] = ()
 
-    def __init__(self, weights: str | os.PathLike | None = None, batch_size: int = 64) -> None:
+    def __init__(self, weights: str | os.PathLike | None = None, batch_size: int = 64, device: str = "cpu") -> None:
         super().__init__(self.LABELS, input_size=INPUT_SIZE, mean=MEAN, std=STD, batch_size=batch_size)
         path = Path(weights) if weights is not None else weights_path(self.TASK)
         if not path.is_file():
             raise PluginError(f"{type(self).__name__} weights are missing at {path}; rebuild: python -m targets.trained.train {self.TASK}")
         self.weights = path
+        self.device = resolve_device(device)
         self._net = SmallCNN(len(self.LABELS))
         self._net.load_state_dict(torch.load(path, map_location="cpu", weights_only=True))
-        self._net.eval()
+        self._net.to(self.device).eval()
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(weights={str(self.weights)!r})"
@@ -64,7 +69,7 @@ class _TrainedCNN(ImageClassifier):
 
     def _logits(self, x: torch.Tensor) -> np.ndarray:
         with torch.inference_mode():
-            return self._net(x).numpy()
+            return self._net(x.to(self.device)).cpu().numpy()
 
 
 class GenderCNN(_TrainedCNN):
