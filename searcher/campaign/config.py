@@ -18,6 +18,7 @@ from typing import Any
 
 from searcher.campaign.executors import EXECUTORS
 from searcher.defaults import DEFAULT_BATCH, DEFAULT_BUDGET, MAX_BUDGET, MAX_WORKERS
+from searcher.devices import check_device
 from searcher.errors import ParameterError
 from searcher.objective import LOSSES, ObjectiveSpec
 from searcher.space import Space
@@ -84,12 +85,24 @@ class CampaignConfig:
         vary, fix: search only these parameters / hold these at a value.
         executor: "local" or "ray" (default: ray when workers > 1).
         ray_address: join an existing Ray cluster.
+        gpus_per_worker: each Ray worker's share of a GPU, in [0, 1] (Ray's `num_gpus`): 1 holds a
+            GPU a worker, 0.25 packs four workers on one. Ray executor only; the cluster must have
+            the GPUs, or the campaign is refused before it starts.
+        device: where the torch generators and targets run (`searcher.devices`): "auto" (default:
+            the GPU where torch sees one, else the CPU), "cpu", "cuda" or "cuda:N". dlib, OpenCV,
+            ONNX and HTTP targets run on the CPU and say so when given "cuda". On the CPU the
+            results are bit-identical to a run without it. It says where a campaign runs, not what
+            it computes: a resume may change it, as it may `gpus_per_worker`.
         generator_options, target_options, strategy_options: passed to the plug-ins.
         truth_column, cut, margin, loss: how a classify target is judged (see searcher.objective).
         audit: fraction of every batch drawn uniformly at random (in the same cube, from its own
             seeded stream) instead of by the strategy, and stored with `source = "audit"`: an
             unbiased sample for population error rates beside an adaptive search, which
             over-samples failures on purpose. The strategy is not told these points. Default 0.
+        images: the share of passing trials whose image is kept (failures always keep theirs),
+            chosen by a hash of seed, batch and index (`searcher.campaign.loop.keeps_image`), so
+            a resume keeps the same ones. Default 1, every image; at 100,000 trials a PNG a trial
+            costs about what a 1 ms target does, and 0.01 keeps a uniform sample for galleries.
         cube: "prior" (default): the strategies' unit cube holds quantiles of each parameter's
             everyday prior, so uniform search samples ordinary faces and conditions and failures
             are the rare thing to find; "box": the raw parameter ranges, where most of the volume
@@ -115,6 +128,10 @@ class CampaignConfig:
     executor: str | None = _setting(None, "local or ray (default: ray when --workers > 1)", choices=EXECUTORS,
                                    valid=[None, Options(EXECUTORS)])
     ray_address: str | None = _setting(None, "join a running Ray cluster (e.g. auto, or ray://host:10001)", valid=[None, NAME])
+    gpus_per_worker: float = _setting(0.0, "each Ray worker's share of a GPU, 0 to 1: 1 a GPU each, 0.25 four workers a GPU "
+                                           "(default: 0)", metavar="SHARE", valid=[Interval(float, 0.0, 1.0)])
+    device: str = _setting("auto", "where the torch generators and targets run: auto (the GPU where there is one, else the "
+                                   "CPU), cpu, cuda or cuda:N (default: auto)", metavar="DEVICE", valid=[STRING])
     generator_options: Mapping[str, Any] = _setting(dict, "a generator option (repeatable)", "--generator-option", metavar="KEY=VALUE",
                                                      valid=[TABLE])
     target_options: Mapping[str, Any] = _setting(dict, "a target option (repeatable)", "--option", metavar="KEY=VALUE", valid=[TABLE])
@@ -130,6 +147,8 @@ class CampaignConfig:
     audit: float = _setting(0.0, "fraction of the budget drawn uniformly at random beside the search, for unbiased "
                                  "error rates (default: 0)", metavar="F",
                            valid=[Interval(float, 0.0, 1.0, open_high=True)])
+    images: float = _setting(1.0, "share of passing trials whose image is kept; failures' images always are (default: 1, "
+                                  "every image)", metavar="SHARE", valid=[Interval(float, 0.0, 1.0)])
     retries: int = _setting(1, "on --resume, evaluate again each trial that ended in a target error (timeout, HTTP 5xx, bad "
                                "JSON), at most this many times (default: 1; 0: never)", metavar="N", valid=[Interval(int, 0)])
 
@@ -152,6 +171,8 @@ class CampaignConfig:
         if self.executor == "local" and self.ray_address is not None:
             raise ParameterError(f"ray_address is where the ray executor runs, and executor is 'local'. Got ray_address="
                                  f"{self.ray_address!r} instead: use executor 'ray', or leave ray_address out.")
+        check_device(self.device, owner=owner)  # the form only: whether this machine has it is asked where the plug-ins are built
+        self._check_gpus()
         object.__setattr__(self, "strategy_options", upgrade_options(self.strategy, self.strategy_options))  # options that moved since
         headers = self.target_options.get("headers")
         if isinstance(headers, Mapping):
@@ -161,6 +182,24 @@ class CampaignConfig:
                                          "store in plain text in campaign.sqlite. Put it in an environment variable and write "
                                          "'env:NAME' (or 'Bearer env:NAME').")
         self.spec()  # checks loss and margin
+
+    def _check_gpus(self) -> None:
+        """Refuses a `gpus_per_worker` that no Ray worker would hold or use: on the local executor, with
+        device 'cpu', or a share below Ray's unit."""
+        share = self.gpus_per_worker
+        if not share:
+            return
+        on_ray = self.executor == "ray" or (self.executor is None and (self.workers > 1 or self.ray_address is not None))
+        if not on_ray:
+            raise ParameterError(f"gpus_per_worker is the GPU share of each Ray worker, and this campaign runs on the local "
+                                 f"executor. Got gpus_per_worker={share:g} instead: use executor 'ray' (--executor ray, or "
+                                 "--workers 2 and more), or leave it out and place the local run with device (--device cuda).")
+        if self.device == "cpu":
+            raise ParameterError(f"gpus_per_worker={share:g} reserves GPUs that device 'cpu' leaves unused: use device 'auto' "
+                                 "or 'cuda', or leave gpus_per_worker out.")
+        if share < 1e-4:
+            raise ParameterError(f"The 'gpus_per_worker' option must be 0 or a share of at least 0.0001 (Ray's unit). "
+                                 f"Got {share!r} instead.")
 
     @classmethod
     def keys(cls) -> tuple[str, ...]:
@@ -212,7 +251,7 @@ class CampaignConfig:
     def spec(self) -> ObjectiveSpec:
         """The objective's pieces, for any worker to build."""
         return ObjectiveSpec(self.generator, self.target, dict(self.generator_options), dict(self.target_options),
-                             self.loss, self.truth_column, self.cut, self.margin)
+                             self.loss, self.truth_column, self.cut, self.margin, self.device)
 
     def config(self) -> dict[str, Any]:
         """The JSON-serialisable configuration stored with the campaign."""

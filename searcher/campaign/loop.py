@@ -4,9 +4,10 @@
     >>> c.run()                                        # doctest: +SKIP
     >>> load_campaign("runs/try").trials.loss.mean()   # doctest: +SKIP
 
-In batches of `batch` points: the strategy asks, the executor renders and judges, every trial is
-committed to the store as it comes back, the strategy is told the losses, and the batch is marked
-complete with the strategy's state. A resumed campaign first replays the store: it tells the
+In batches of `batch` points: the strategy asks, the executor renders and judges, the batch's
+trials are committed to the store as they come back (one transaction, with the images
+`keeps_image` keeps), the strategy is told the losses, and the batch is marked complete with the
+strategy's state. A resumed campaign first replays the store: it tells the
 strategy the stored history and restores the last state, re-asks the first incomplete batch (the
 same points, because proposals depend only on seed, step and history), and evaluates only the
 trials of it that are not stored yet: nothing is lost and nothing is evaluated twice.
@@ -24,6 +25,7 @@ The generator is built once here and the target once for a local run (Ray actors
 
 from __future__ import annotations
 
+import hashlib
 import json
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -37,14 +39,14 @@ from tqdm import tqdm
 from searcher.campaign.config import CampaignConfig, search_space
 from searcher.campaign.executors import LocalExecutor, RayExecutor, make_executor
 from searcher.campaign.result import CampaignResult
-from searcher.campaign.store import DirectoryLock, Store
+from searcher.campaign.store import DirectoryLock, Store, TrialRecord
 from searcher.errors import ParameterError
 from searcher.objective import Judge, Objective
 from searcher.space import Continuous, Space
 from searcher.strategies import Strategy, make_strategy
 from targets.base import CAP_REACHED, SpendingTarget
 
-__all__ = ["Campaign", "SetUp", "audited", "dry_prediction", "run", "run_or_resume", "same_campaign", "set_up"]
+__all__ = ["Campaign", "SetUp", "audited", "dry_prediction", "keeps_image", "run", "run_or_resume", "same_campaign", "set_up"]
 
 _AUDIT_STREAM = 0xA0D17  # keys the audit sample's draws apart from the strategies'
 
@@ -64,6 +66,17 @@ def audited(campaign: CampaignConfig, step: int, n: int) -> int:
     running total is `round(audit * evaluations)`, so the fraction holds over the campaign."""
     before = step * campaign.batch
     return min(n, round(campaign.audit * (before + n)) - round(campaign.audit * before))
+
+
+def keeps_image(campaign: CampaignConfig, step: int, idx: int, failure: bool | None) -> bool:
+    """Whether trial `idx` of batch `step` keeps its image: always for a failure; otherwise with
+    probability `images` (the campaign's share of other images kept), decided by a hash of seed,
+    step and idx, so a resumed or re-run campaign keeps the same images."""
+    share = campaign.images
+    if failure or share >= 1.0:
+        return True
+    key = hashlib.blake2b(f"{campaign.seed}:{step}:{idx}".encode(), digest_size=8).digest()
+    return int.from_bytes(key, "little") < share * 2**64
 
 
 def _losses(trials: dict[int, tuple[np.ndarray, float | None]], n: int) -> np.ndarray:
@@ -91,7 +104,8 @@ class _Loop:
         self.lock = DirectoryLock(c.out)  # one process per campaign directory, taken only once the config is sound
         self.lock.acquire()
         try:
-            self.executor = make_executor(c.executor, c.spec(), c.workers, c.ray_address, objective=objective)  # before the store
+            self.executor = make_executor(c.executor, c.spec(), c.workers, c.ray_address, objective=objective,
+                                          gpus_per_worker=c.gpus_per_worker)  # before the store
             self.store = Store(c.out)
             self.fresh = self.store.config is None
             self._check_stored(resume)
@@ -126,8 +140,9 @@ class _Loop:
             return 0, 0
         self.stop_if_capped(todo[0][0])
         outcomes = self._evaluate([params for _, _, params, _, _, _ in todo])  # stored with the held values
-        self._keep(todo[0][0], outcomes, lambda k, outcome, worker: self.store.add_trial(
-            todo[k][0], todo[k][1], todo[k][3], outcome, worker, todo[k][4], todo[k][5] + 1))
+        self._keep(todo[0][0], outcomes, lambda k, outcome, worker: TrialRecord(
+            todo[k][0], todo[k][1], todo[k][3], outcome, worker, todo[k][4], todo[k][5] + 1,
+            keeps_image(self.campaign, todo[k][0], todo[k][1], outcome.failure)))
         return len(todo), sum(o.error is None for o, _ in outcomes)
 
     def stop_if_capped(self, step: int, not_sent: bool = False) -> None:
@@ -145,13 +160,13 @@ class _Loop:
         self._unsaved = True
         return self.executor.evaluate(params, self.campaign.seed)
 
-    def _keep(self, step: int, outcomes: list, add: Callable[[int, Any, Any], None]) -> None:
-        """Stores outcome `k` by `add(k, outcome, worker)`, with the target's spending, in one transaction;
-        an image the cap kept from being sent gets no trial (a resume with a raised cap asks it), and stops the campaign."""
+    def _keep(self, step: int, outcomes: list, record: Callable[[int, Any, Any], TrialRecord]) -> None:
+        """Stores outcome `k` as `record(k, outcome, worker)`, all of them in one statement, with the
+        target's spending, in one transaction; an image the cap kept from being sent gets no trial (a
+        resume with a raised cap asks it), and stops the campaign."""
         with self.store.transaction():
-            for k, (outcome, worker) in enumerate(outcomes):
-                if outcome.error != CAP_REACHED:
-                    add(k, outcome, worker)
+            self.store.add_trials([record(k, outcome, worker) for k, (outcome, worker) in enumerate(outcomes)
+                                   if outcome.error != CAP_REACHED])
             self._save_spending()
         if any(o.error == CAP_REACHED for o, _ in outcomes):
             self.stop_if_capped(step, not_sent=True)
@@ -167,7 +182,8 @@ class _Loop:
         """Tells the strategy every completed batch and restores its last state; returns the
         evaluations done and the next step."""
         done = 0
-        for step, size, state in self.store.steps():
+        steps = self.store.steps()
+        for step, size, state in steps:
             searched = size - audited(self.campaign, step, size)
             trials = self.store.step_trials(step)
             self.strategy.tell(np.stack([trials[i][0] for i in range(searched)]), _losses(trials, searched))
@@ -177,7 +193,7 @@ class _Loop:
                 raise ParameterError(f"The stored state of batch {step} of {self.campaign.out} does not restore ({exc}); "
                                      f"`searcher doctor {self.campaign.out}` says what can be saved.") from None
             done += size
-        return done, len(self.store.steps())
+        return done, len(steps)
 
     def propose(self, step: int, n: int) -> tuple[np.ndarray, int]:
         """Batch `step`'s `n` points: the strategy's, then the audit sample's; and how many are audit."""
@@ -207,8 +223,9 @@ class _Loop:
         self.stop_if_capped(step)
         params = self.space.from_unit(X)
         outcomes = self._evaluate([{**self.held, **params[i]} for i in todo])
-        self._keep(step, outcomes, lambda k, outcome, worker: self.store.add_trial(
-            step, todo[k], X[todo[k]], outcome, worker, "audit" if todo[k] >= n - audit else "search"))
+        self._keep(step, outcomes, lambda k, outcome, worker: TrialRecord(
+            step, todo[k], X[todo[k]], outcome, worker, "audit" if todo[k] >= n - audit else "search",
+            keep_image=keeps_image(self.campaign, step, todo[k], outcome.failure)))
         if all(o.error is not None for o, _ in outcomes) or (step == 0 and all(o.loss is None for o, _ in outcomes)):
             raise ParameterError(_unjudged([o for o, _ in outcomes], self.campaign, step))
         return sum(bool(o.failure) for o, _ in outcomes)
@@ -282,10 +299,8 @@ def set_up(campaign: CampaignConfig) -> SetUp:
     `unjudged`); a stored campaign's `CampaignConfig.from_dir(path)`, with another `strategy`
     (`dataclasses.replace`), gives the strategy another search would have run on the same space
     (`lab/model_auc.py` fits its model on a random campaign's trials so)."""
-    import generators
-
     c = campaign
-    generator = generators.load(c.generator, **dict(c.generator_options))  # fails fast on a bad name
+    generator = c.spec().load_generator()  # on its device; fails fast on a bad name or a GPU this machine lacks
     space, held = search_space(generator.space, c.vary, c.fix, c.cube)
     objective = c.spec().build(generator)  # the target and loss too, before anything is evaluated
     unjudged = None
@@ -391,7 +406,7 @@ def run(campaign: CampaignConfig, progress: bool = True, resume: bool = False, d
     try:
         retried = loop.retry_errors() if resume else (0, 0)
         done, step = loop.replay()
-        failures = int(loop.store.trials()["failure"].eq(True).sum()) if done else 0
+        failures = loop.store.failures() if done else 0
         bar = tqdm(total=campaign.budget, initial=done, disable=not progress, unit="eval",
                    desc=desc or f"{campaign.strategy} vs {campaign.target}")
         bar.set_postfix(failures=failures)
@@ -417,13 +432,14 @@ def run(campaign: CampaignConfig, progress: bool = True, resume: bool = False, d
 def same_campaign(stored: Mapping[str, Any], campaign: CampaignConfig, cap_options: Sequence[str] = ()) -> bool:
     """Whether the configuration `stored` with a campaign is `campaign`'s, but for what a resume may
     change: where it is, its budget (extended), its retries and its target's spending-cap options
-    `cap_options` (raised to spend more)."""
+    `cap_options` (raised to spend more), and where it runs (`device`, `gpus_per_worker`)."""
     before = type(campaign).with_defaults(stored)
     now = json.loads(json.dumps(campaign.config()))
     if isinstance(before.get("target_options"), dict):
         before["target_options"] = {k: v for k, v in before["target_options"].items() if k not in cap_options}
     now["target_options"] = {k: v for k, v in now["target_options"].items() if k not in cap_options}
-    return {**before, "out": campaign.out, "budget": campaign.budget, "retries": campaign.retries} == now
+    where = {"device": campaign.device, "gpus_per_worker": campaign.gpus_per_worker}
+    return {**before, "out": campaign.out, "budget": campaign.budget, "retries": campaign.retries, **where} == now
 
 
 def run_or_resume(campaign: CampaignConfig, progress: bool = True, desc: str | None = None) -> CampaignResult:

@@ -6,14 +6,17 @@ Layout of a campaign directory::
     DIR/campaign.sqlite     config, the target's spending, trials (one row per evaluation), steps (one row per batch)
     DIR/images/ab/abcdef....png
 
-The trials of an evaluation are committed as soon as it returns, together with what the target has
-spent by then (`targets.base.SpendingTarget`; one transaction), and a batch's row (with the strategy
+The trials of an evaluation are committed as soon as it returns, in one statement (`add_trials`,
+`executemany`), together with what the target has spent by then (`targets.base.SpendingTarget`;
+one transaction), and a batch's row (with the strategy
 state after `tell`) once the whole batch is in, so a campaign killed at any moment — `kill -9`
 included — loses at most the evaluations in flight, a resumed campaign reuses every trial already
 stored, and its target's spending cap counts every request sent (the loop stores the most an
 evaluation can spend before sending it). PNGs are written to a temporary name and renamed, so a
 file is whole or absent. A write that fails (a full disk) rolls its transaction back and is a
 one-line `SearcherError`: nothing is stored half, and a resume once there is room goes on.
+A trial may keep no image (`TrialRecord.keep_image`: a large campaign keeps its failures' and a
+seeded share of the others'); its `image` is NULL, and a reader that needs it says so in one line (`not_kept`).
 
 Commands that only read (report, gallery, analyze, export, compare, doctor) open the store with
 `Store(DIR, readonly=True)` (`connect_read_only`): they change nothing, and read an archive whose
@@ -34,6 +37,7 @@ import sqlite3
 import tempfile
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -44,8 +48,8 @@ from PIL import Image
 from searcher.errors import ParameterError, SearcherError
 from searcher.objective import Outcome
 
-__all__ = ["SCHEMA_VERSION", "TRIAL_COLUMNS", "DirectoryLock", "Store", "connect_read_only", "encode_png", "image_file",
-           "read_only_uri"]
+__all__ = ["SCHEMA_VERSION", "TRIAL_COLUMNS", "DirectoryLock", "Store", "TrialRecord", "connect_read_only", "encode_png", "image_file",
+           "not_kept", "read_only_uri"]
 
 SCHEMA_VERSION = 2
 
@@ -149,6 +153,22 @@ def _reads(method: Callable[..., Any]) -> Callable[..., Any]:
                                  "and how; its images under images/ are intact.") from None
 
     return read
+
+
+@dataclass(frozen=True)
+class TrialRecord:
+    """One evaluation to store: where it sits (`step`, `idx`), its unit-cube point `x`, what came
+    back, the worker that ran it, who chose the point ("search" or "audit"), how many times it was
+    evaluated, and whether its image is kept (`keep_image`; a trial that keeps none stores NULL)."""
+
+    step: int
+    idx: int
+    x: np.ndarray
+    outcome: Outcome
+    worker: str = ""
+    source: str = "search"
+    attempts: int = 1
+    keep_image: bool = True
 
 
 class Store:
@@ -282,17 +302,25 @@ class Store:
 
     def add_trial(self, step: int, idx: int, x: np.ndarray, outcome: Outcome, worker: str = "", source: str = "search",
                   attempts: int = 1) -> None:
-        """Stores one evaluation (and its image) in its own transaction, replacing an earlier one of
-        the same trial; `source` says who chose the point: "search" (the strategy) or "audit" (the
-        campaign's uniform audit sample); `attempts` counts evaluations after target errors."""
-        image = self._save_image(outcome.image) if outcome.image is not None else None
-        failure = None if outcome.failure is None else int(outcome.failure)
-        self._db.execute(
+        """Stores one evaluation (and its image), replacing an earlier one of the same trial; `source`
+        says who chose the point: "search" (the strategy) or "audit" (the campaign's uniform audit
+        sample); `attempts` counts evaluations after target errors."""
+        self.add_trials([TrialRecord(step, idx, x, outcome, worker, source, attempts)])
+
+    def add_trials(self, records: Iterable[TrialRecord]) -> None:
+        """Stores evaluations (and the images they keep) in one statement, replacing earlier ones of
+        the same trials; inside `transaction` they commit together with whatever else it writes."""
+        self._db.executemany(
             "INSERT OR REPLACE INTO trials VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, julianday('now'), NULL, ?, ?)",
-            (step, idx, _json(outcome.params), _json(np.asarray(x, float)), outcome.loss, failure,
-             None if outcome.label is None else _json(outcome.label), outcome.score, _json(outcome.boxes),
-             _json(outcome.truth), image, outcome.error, outcome.excluded, worker, outcome.seconds, source, attempts),
-        )
+            [self._row(r) for r in records])
+
+    def _row(self, r: TrialRecord) -> tuple[Any, ...]:
+        """The trials row of `r` but for its timestamp and composite, its image saved first if it keeps one."""
+        o = r.outcome
+        image = self._save_image(o.image) if r.keep_image and o.image is not None else None
+        return (r.step, r.idx, _json(o.params), _json(np.asarray(r.x, float)), o.loss, None if o.failure is None else int(o.failure),
+                None if o.label is None else _json(o.label), o.score, _json(o.boxes), _json(o.truth), image, o.error, o.excluded,
+                r.worker, o.seconds, r.source, r.attempts)
 
     @_reads
     def errored(self, max_attempts: int) -> list[tuple[int, int, dict[str, Any], np.ndarray, str, int]]:
@@ -335,6 +363,16 @@ class Store:
         return {i: (np.array(json.loads(x)), loss) for i, x, loss in rows}
 
     @_reads
+    def count(self) -> int:
+        """How many trials are stored (counted by SQLite)."""
+        return self._db.execute("SELECT COUNT(*) FROM trials").fetchone()[0]
+
+    @_reads
+    def failures(self) -> int:
+        """How many stored trials are failures (counted by SQLite: no row is loaded)."""
+        return self._db.execute("SELECT COUNT(*) FROM trials WHERE failure = 1").fetchone()[0]
+
+    @_reads
     def trials(self) -> pd.DataFrame:
         """Every trial, one row each, in evaluation order: params and truth as columns too."""
         df = pd.read_sql_query("SELECT * FROM trials ORDER BY step, idx", self._db)
@@ -343,8 +381,8 @@ class Store:
                 df[column] = None
         if df.empty:
             return df
-        for col in ("params", "x", "boxes", "truth"):
-            df[col] = df[col].map(json.loads)
+        for col in ("params", "x", "boxes", "truth"):  # one parse of the column as a JSON array: 100,000 rows in a second
+            df[col] = json.loads(f"[{','.join(df[col])}]")
         df["label"] = df["label"].map(lambda v: None if v is None or (isinstance(v, float) and np.isnan(v)) else json.loads(v))
         df["failure"] = df["failure"].map(lambda v: None if pd.isna(v) else bool(v)).astype(object)
         params = pd.DataFrame(df["params"].tolist(), index=df.index)
@@ -364,8 +402,11 @@ class Store:
     def image_path(self, digest: str) -> Path:
         return image_file(self.dir, digest)
 
-    def load_image(self, digest: str) -> np.ndarray:
-        """The stored image with content hash `digest`; a missing or unreadable file is a ParameterError naming it."""
+    def load_image(self, digest: str | None, trial: str = "") -> np.ndarray:
+        """The stored image with content hash `digest`; a trial that kept none (`digest` None: see
+        `not_kept`) or a missing or unreadable file is a ParameterError naming it."""
+        if not isinstance(digest, str):
+            raise ParameterError(not_kept(self.dir, trial or "this trial"))
         path = self.image_path(digest)
         try:
             with Image.open(path) as im:
@@ -392,6 +433,15 @@ def encode_png(image: np.ndarray) -> bytes:
     buf = io.BytesIO()
     Image.fromarray(np.asarray(image, np.uint8)).save(buf, format="PNG", compress_level=1)
     return buf.getvalue()
+
+
+def not_kept(directory: str | os.PathLike, trial: str) -> str:
+    """The one-line message of a reader that needs the image of `trial` (e.g. "trial 3-1"), which
+    the campaign in `directory` did not keep (its `images` setting keeps every failure's image and
+    a seeded share of the others)."""
+    return (f"The image of {trial} of the campaign in {directory} was not kept: the campaign keeps the images of its failures "
+            "and a seeded share of the others (its `images` setting). Choose trials that kept one (the `image` column is set), "
+            "or run the campaign again with images=1 to keep every image.")
 
 
 def image_file(directory: str | os.PathLike, digest: str) -> Path:

@@ -3,7 +3,8 @@ decision boundary; at most `limit` of them, the first found or spread over the f
 
 Only images with a right answer are exported: a target error (timeout, HTTP 5xx, bad JSON) is
 not a classifier failure and an ambiguous truth has no label, so both are left out, and an image
-a search evaluated twice is exported once.
+a search evaluated twice is exported once. A trial whose image its campaign did not keep (the
+`images` setting keeps every failure's and a seeded share of the others) is not exported either.
 """
 
 from __future__ import annotations
@@ -73,8 +74,9 @@ def select(rows: pd.DataFrame, task: str, selection: str = "failures", limit: in
 
 def exportable(rows: pd.DataFrame) -> pd.DataFrame:
     """The rows that may be exported: judged (a loss, no target error, not excluded, a right label),
-    each image once."""
-    judged = rows[rows["loss"].notna() & rows["error"].isna() & rows["excluded"].isna() & rows["true_label"].notna()]
+    with an image (a campaign that keeps a share of its images has none for the others), each image once."""
+    judged = rows[rows["loss"].notna() & rows["error"].isna() & rows["excluded"].isna() & rows["true_label"].notna()
+                  & rows["image"].notna()]
     return judged[~judged["id"].duplicated() & ~judged["image"].astype(str).duplicated()]
 
 

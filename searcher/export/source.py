@@ -20,7 +20,7 @@ import pandas as pd
 from searcher.analysis.modes import mode_labels
 from searcher.analysis.transects import TRANSECT_CONFIG
 from searcher.campaign import CampaignConfig, CampaignResult, load_campaign, search_space
-from searcher.campaign.store import encode_png, image_file
+from searcher.campaign.store import encode_png, image_file, not_kept
 from searcher.errors import ParameterError
 from searcher.objective import FAILURE, Judge, Objective
 from searcher.space import Space
@@ -56,9 +56,12 @@ class Source:
 
     def png(self, rows: pd.DataFrame, batch_size: int = 64) -> Iterator[tuple[int, bytes]]:
         """(row position, PNG bytes) of each row of `rows` (a selection of `self.rows`), in order:
-        a campaign's stored files as they are, a transect run's images rendered again."""
+        a campaign's stored files as they are, a transect run's images rendered again. A trial whose
+        image the campaign did not keep is a one-line ParameterError (`not_kept`)."""
         if self.kind != "transect":
-            for pos, (name, digest) in enumerate(zip(rows["campaign"], rows["image"])):
+            for pos, (name, digest, trial) in enumerate(zip(rows["campaign"], rows["image"], rows["trial"])):
+                if not isinstance(digest, str):  # a campaign that keeps a share of its images (`images`)
+                    raise ParameterError(not_kept(self.campaigns[name], f"trial {trial}"))
                 path = image_file(self.campaigns[name], digest)
                 try:
                     yield pos, path.read_bytes()

@@ -4,7 +4,9 @@ failure mode, by attribute) and sorts.
 
 A gallery holds at most `limit` images, so a long campaign's report stays small: over the cap it
 shows the most different ones (farthest-point spread over the searched points, as `searcher
-gallery` picks) and says how many of how many it shows.
+gallery` picks; past 20 times the cap, over a seeded uniform sample of that many, so a
+100,000-trial campaign costs what an 8,000-trial one does) and says how many of how many it shows.
+A campaign that keeps only a share of its images (its `images` setting) shows those it kept.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ __all__ = ["THUMB", "Gallery", "galleries", "gallery", "judged", "named"]
 
 THUMB = 80  # thumbnail side in pixels: 2-4 KB of JPEG each
 _META = ("campaign", "strategy", "source", "mode", "prediction", "true_label", "loss", "score")
+_CANDIDATES = 20  # past this many times its limit, a gallery spreads over a seeded sample of that many: its cost stays bounded
 _FACTS = {*_META, "evaluation", "transect", "trial", "label", "weight", "failure"}  # not attributes of the image
 
 
@@ -110,11 +113,17 @@ def _heading(values: pd.Series) -> str:
 def _gallery(src: Source, rows: pd.DataFrame, attrs: pd.DataFrame, gid: str, title: str, limit: int,
              caption: Callable[[pd.Series], list[str]]) -> Gallery:
     total = len(rows)
-    if total > limit:
+    rows = rows[rows["image"].notna()]  # a campaign that keeps a share of its images (`images`) shows those it kept
+    kept = "" if len(rows) == total else f" ({len(rows)} of the {total} kept an image: the campaign keeps a share of them)"
+    if len(rows) > limit:
+        spread = "the searched points"
+        if len(rows) > _CANDIDATES * limit:
+            rows = rows.iloc[np.sort(np.random.default_rng(0).choice(len(rows), _CANDIDATES * limit, replace=False))]
+            spread = f"a seeded uniform sample of {len(rows)} of them"
         rows = rows.iloc[farthest_points(np.array(rows["x"].tolist(), float), limit)]
-        note = f"{limit} of {total} shown: the most different ones (farthest-point spread over the searched points)."
+        note = f"{limit} of {total} shown{kept}: the most different ones (farthest-point spread over {spread})."
     else:
-        note = f"All {total} shown." if total else "None."
+        note = (f"All {total} shown." if len(rows) == total else f"{len(rows)} of {total} shown{kept}.") if total else "None."
     values = attrs.loc[rows.index]
     truth = rows[[c for c in rows.columns if c.startswith("truth.")]].rename(columns=lambda c: c.removeprefix("truth."))
     captions = [[_heading(v), *caption(t)] for (_, v), (_, t) in zip(values.iterrows(), truth.iterrows())]

@@ -26,6 +26,8 @@ ANALYSIS_FILES = {
     "agreement": "Agreement of people's ratings per attribute (Fig. 8 of Balakrishnan et al.)",
 }
 _ROWS = 60  # rows of a table shown in the page
+_BOOT_ROWS = 400_000  # bootstrap resamples x trials a report refits at most (200 resamples of 2,000 trials)
+_MIN_BOOT = 10
 
 
 def analysis_section(directory: Path, scratch: Path, n_boot: int, seed: int, sid: str = "subgroups",
@@ -34,6 +36,7 @@ def analysis_section(directory: Path, scratch: Path, n_boot: int, seed: int, sid
     its summary lines, tables and plots; its refusal, when it gives one, is the section."""
     from searcher.studies.analyze import analyze
 
+    n_boot = _resamples(directory, n_boot)
     try:
         result = analyze(directory, out=scratch, n_boot=n_boot, seed=seed)
     except ParameterError as exc:
@@ -43,6 +46,23 @@ def analysis_section(directory: Path, scratch: Path, n_boot: int, seed: int, sid
     section.paragraphs = [f"As `searcher analyze {directory}` reports it (effects from {n_boot} bootstrap resamples; "
                           "`searcher analyze` writes these tables as CSV):"]
     return section
+
+
+def _resamples(directory: Path, n_boot: int) -> int:
+    """`n_boot`, or fewer for a large campaign: each resample refits the logistic model on every
+    trial, so the report keeps resamples x trials under `_BOOT_ROWS` (at least `_MIN_BOOT`); at
+    100,000 trials the standard errors are tiny and 10 resamples say so."""
+    store = directory / "campaign.sqlite"
+    if not store.is_file():
+        return n_boot
+    from searcher.campaign.store import Store
+
+    s = Store(directory, readonly=True)
+    try:
+        trials = s.count()
+    finally:
+        s.close()
+    return max(min(n_boot, _MIN_BOOT), min(n_boot, _BOOT_ROWS // max(trials, 1)))
 
 
 def written_section(folder: Path, sid: str = "subgroups", title: str = "Subgroups and effects") -> Section:
