@@ -17,6 +17,7 @@ import time
 from contextlib import closing
 
 import numpy as np
+import pandas as pd
 import pytest
 from PIL import Image
 
@@ -241,3 +242,26 @@ def test_an_attribute_is_set_back_to_the_middle_of_the_rules_complement_not_to_t
     assert _set_back(Integer("age", 0, 80), [41, 80], np.array([10, 30])) == 20
     assert _set_back(Categorical("eyewear", ("none", "glasses", "sunglasses")), ["sunglasses"],
                      np.array(["glasses", "none", "glasses", "sunglasses"], object)) == "glasses"
+
+
+def test_the_side_to_set_back_to_is_read_from_the_passes_of_the_modes_right_answer():
+    """Failures of label "b" with h in [0.4, 0.6]. Most passes are "a" faces below 0.4; the "b"
+    faces pass above 0.6. Setting h back toward the "a" passes would ask a "b" face to look like the
+    others' passes; the plan sets it to the middle above the rule, where "b" passes (0.8)."""
+    from searcher.analysis.explain import ModeRule
+    from searcher.objective import Judge
+    from searcher.space import Continuous, Space
+    from searcher.studies.confirm import _plan
+
+    space = Space([Continuous("g", 0.0, 1.0), Continuous("h", 0.0, 1.0), Continuous("k", 0.0, 1.0)])
+    rows = ([(0.8, 0.45 + 0.01 * i, 0.5, 1.0) for i in range(10)]  # failures: "b" in the rule
+            + [(0.8, 0.7 + 0.05 * i, 0.5, 0.0) for i in range(3)]  # "b" passes above it
+            + [(0.2, 0.02 * i, 0.1 * (i % 9), 0.0) for i in range(20)])  # "a" passes below it
+    trials = pd.DataFrame({"loss": [r[3] for r in rows], "error": None, "excluded": None, "step": 0, "idx": range(len(rows)),
+                           "x": [list(r[:3]) for r in rows], "truth": [{"g": r[0]} for r in rows],
+                           "param.g": [r[0] for r in rows], "param.h": [r[1] for r in rows], "param.k": [r[2] for r in rows]})
+    modes = np.array([0] * 10 + [-1] * 23)
+    rule = ModeRule(0, 10, {"g": [0.6, 1.0], "h": [0.4, 0.6]}, "", None, None)
+    batches, skipped = _plan(trials, space, modes, [rule], Judge("classify", ("a", "b"), "g", 0.5), budget=100, seed=0)
+    assert {b.attribute: b.value for b in batches if not b.control} == {"h": pytest.approx(0.8)}
+    assert "g" in skipped[0]  # the truth it is judged by
