@@ -128,23 +128,22 @@ def plot(rows: list[dict[str, Any]], path: Path) -> Path:
 
 
 def readers(directory: Path, budget: int, batch: int, delay: float, images: float, scratch: Path) -> None:
-    """Times `searcher report` of the campaign in `directory` and checks that compare (resumed over
-    it: it sits at COMPARISON/runs/random-s0; only for a campaign that keeps every image, as
-    compare's do) and export of it work."""
+    """Times `searcher report` of the campaign in `directory`, and compare (resumed over it: it sits
+    at COMPARISON/runs/random-s0, with the same `images` setting) and export of it."""
     from searcher.export import export
     from searcher.report import report
     from searcher.studies.compare import compare
 
-    t = time.perf_counter()
+    t, cpu = time.perf_counter(), time.process_time()
     page = report(directory, out=scratch / "report.html")
-    print(f"report: {time.perf_counter() - t:.1f} s, {page.stat().st_size / 1e6:.2f} MB, peak memory of this process "
+    print(f"report: {time.perf_counter() - t:.1f} s ({time.process_time() - cpu:.1f} s of CPU: on shared cores, what it would take "
+          f"alone), {page.stat().st_size / 1e6:.2f} MB, peak memory of this process "
           f"{resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MB", flush=True)
-    if images == 1:
-        t = time.perf_counter()
-        table = compare(directory.parent.parent, generator="planted", target="planted", strategies=["random"], seeds=[0], budget=budget,
-                        batch=batch, progress=False, generator_options=PLANTED, target_options={**PLANTED, "delay": delay})
-        print(f"compare (resumed, nothing left to run): {time.perf_counter() - t:.1f} s, {int(table['failures'].iloc[0])} failures",
-              flush=True)
+    t = time.perf_counter()
+    table = compare(directory.parent.parent, generator="planted", target="planted", strategies=["random"], seeds=[0], budget=budget,
+                    batch=batch, progress=False, generator_options=PLANTED, target_options={**PLANTED, "delay": delay}, images=images)
+    print(f"compare (resumed, nothing left to run): {time.perf_counter() - t:.1f} s, {int(table['failures'].iloc[0])} failures, "
+          f"{int(table['modes'].iloc[0])} modes", flush=True)
     t = time.perf_counter()
     export(directory, scratch / "export", limit=1000, spread=True, control="random")
     written = sum(1 for _ in (scratch / "export").rglob("*.png"))

@@ -22,6 +22,12 @@ breadth is `exp(entropy)` of the failures' distribution over them (Hill's number
 when every failure lies in one region, `n` when they are spread evenly over `n`, and 0 for a run
 with no failures (so never NaN). It tells a run that found 100 failures in one region and 1 in
 four others (breadth 5, effective 1.2) from one that spread them (effective 5).
+
+Bounded at scale: Ward linkage and the mean pairwise distance cost memory and time in the square of
+the failures (about 10 GB for 50,000), so above `MAX_POOL` failures each runs on a seeded uniform
+sample of `MAX_POOL` of them (every failure still joins its nearest centre, as below the cap). The
+cap lies above every pool behind a recorded figure (docs/results.md: campaigns of at most 1,200
+evaluations, modes cut over at most a few thousand failures), so those figures are unchanged.
 """
 
 from __future__ import annotations
@@ -39,20 +45,24 @@ from searcher.causal import UNIFORM_STRATEGIES
 from searcher.objective import FAILURE
 from searcher.space import one_hot_weighted
 
-__all__ = ["N_MODES", "breadth", "diversity", "effective_breadth", "failure_modes", "mode_labels", "new_failures", "one_hot_blocks",
-           "repeated", "run_scores"]
+__all__ = ["MAX_POOL", "N_MODES", "breadth", "diversity", "effective_breadth", "failure_modes", "mode_labels", "new_failures",
+           "one_hot_blocks", "repeated", "run_scores"]
 
 N_MODES = 16  # the failure modes the uniform strategies' failures are cut into (`compare`'s default, the suite's number)
+MAX_POOL = 5_000  # failures Ward linkage and pdist see at most (50 MB of distances; above it, a seeded sample)
+_CHUNK = 10_000  # failures assigned to their nearest centre at a time (bounds the n x modes x dim temporary)
 
 
 def repeated(X: Sequence[np.ndarray] | np.ndarray) -> np.ndarray:
-    """Per point (in evaluation order): True if an earlier point is the same to 9 decimals."""
-    seen: set[tuple[float, ...]] = set()
+    """Per point (in evaluation order): True if an earlier point is the same to 9 decimals (found
+    by one stable sort of all points, not a loop: 100,000 take a fraction of a second)."""
+    if not len(X):
+        return np.zeros(0, bool)
+    rounded = np.round(np.asarray(X, float).reshape(len(X), -1), 9)
+    order = np.lexsort(rounded.T[::-1])  # stable: equal points stay in evaluation order
+    ranked = rounded[order]
     out = np.zeros(len(X), bool)
-    for i, x in enumerate(X):
-        key = tuple(np.round(np.asarray(x, float), 9).tolist())
-        out[i] = key in seen
-        seen.add(key)
+    out[order[1:]] = (ranked[1:] == ranked[:-1]).all(axis=1)
     return out
 
 
@@ -72,18 +82,26 @@ def _failures(trials: pd.DataFrame) -> np.ndarray:
     return np.array(fails["x"].tolist(), float) if len(fails) else np.zeros((0, 0))
 
 
-def diversity(trials: pd.DataFrame) -> dict[str, float]:
+def diversity(trials: pd.DataFrame, seed: int = 0) -> dict[str, float]:
     """Breadth of one campaign's failures: how many distinct points failed, how many evaluations
     repeated an earlier point, the planted regions hit (where the truth has a `region`), and the
-    failures' mean pairwise distance in the unit cube (divided by sqrt(dim))."""
+    failures' mean pairwise distance in the unit cube (divided by sqrt(dim); above `MAX_POOL`
+    failures, over a sample of them drawn with `seed`)."""
     fails = trials[new_failures(trials)]
     repeats = int(_repeated(trials).sum())
     out: dict[str, float] = {"failures": float(len(fails)), "repeats": float(repeats)}
     if len(fails) and "region" in fails["truth"].iloc[0]:
         out["regions_found"] = float(len({t["region"] for t in fails["truth"] if t["region"] >= 0}))
-    X = np.array(fails["x"].tolist(), float)
+    X = _sample(np.array(fails["x"].tolist(), float), seed)
     out["mean_pairwise"] = float((pdist(X) / np.sqrt(X.shape[1])).mean()) if len(X) >= 2 else 0.0
     return out
+
+
+def _sample(X: np.ndarray, seed: int) -> np.ndarray:
+    """`X`, or above `MAX_POOL` rows a seeded uniform sample of `MAX_POOL` of them, in their order."""
+    if len(X) <= MAX_POOL:
+        return X
+    return X[np.sort(np.random.default_rng(seed).choice(len(X), MAX_POOL, replace=False))]
 
 
 def failure_modes(runs: Sequence[pd.DataFrame], strategies: Sequence[str], modes: int = N_MODES,
@@ -93,10 +111,11 @@ def failure_modes(runs: Sequence[pd.DataFrame], strategies: Sequence[str], modes
 
 
 def mode_labels(runs: Sequence[pd.DataFrame], strategies: Sequence[str], modes: int = N_MODES,
-                blocks: Sequence[tuple[int, int]] = (), seeds: Sequence[int] | None = None) -> list[np.ndarray]:
+                blocks: Sequence[tuple[int, int]] = (), seeds: Sequence[int] | None = None, seed: int = 0) -> list[np.ndarray]:
     """Per campaign, per trial: the failure mode (0 .. modes-1) of each new failure, -1 for every
     other trial. Modes are Ward clusters of the uniform strategies' failures (of all campaigns' if
-    none ran); each failure joins the nearest cluster centre.
+    none ran; above `MAX_POOL` of them, of a sample drawn with `seed`); each failure joins the
+    nearest cluster centre.
 
     With `seeds` (one per campaign) and uniform campaigns of two seeds or more, the modes are
     cross-fitted: a campaign of seed k is scored on the clusters of the uniform campaigns of every
@@ -125,15 +144,23 @@ def mode_labels(runs: Sequence[pd.DataFrame], strategies: Sequence[str], modes: 
     for members, reference in groups:
         if not reference:
             continue
-        centres = _centres(np.concatenate(reference), modes)
+        centres = _centres(np.concatenate(reference), modes, seed)
         for i in members:
             if len(X[i]):
-                out[i][new_failures(runs[i])] = ((X[i][:, None, :] - centres[None]) ** 2).sum(-1).argmin(axis=1)
+                out[i][new_failures(runs[i])] = _nearest(X[i], centres)
     return out
 
 
-def _centres(pool: np.ndarray, modes: int) -> np.ndarray:
-    """The centres of `modes` Ward clusters of `pool` (fewer if it holds fewer points)."""
+def _nearest(X: np.ndarray, centres: np.ndarray) -> np.ndarray:
+    """The index of each row's nearest centre (squared distance), `_CHUNK` rows at a time."""
+    return np.concatenate([((X[i:i + _CHUNK, None, :] - centres[None]) ** 2).sum(-1).argmin(axis=1)
+                           for i in range(0, len(X), _CHUNK)])
+
+
+def _centres(pool: np.ndarray, modes: int, seed: int) -> np.ndarray:
+    """The centres of `modes` Ward clusters of `pool` (fewer if it holds fewer points; above
+    `MAX_POOL` points, of a sample of them drawn with `seed`)."""
+    pool = _sample(pool, seed)
     k = min(modes, len(pool))
     labels = fcluster(linkage(pool, "ward"), k, "maxclust") if len(pool) > 1 else np.ones(1, int)
     return np.stack([pool[labels == c].mean(axis=0) for c in np.unique(labels)])

@@ -27,42 +27,25 @@ ANALYSIS_FILES = {
 }
 _ROWS = 60  # rows of a table shown in the page
 _BOOT_ROWS = 400_000  # bootstrap resamples x trials a report refits at most (200 resamples of 2,000 trials)
-_MIN_BOOT = 10
 
 
 def analysis_section(directory: Path, scratch: Path, n_boot: int, seed: int, sid: str = "subgroups",
                      title: str = "Subgroups and effects") -> Section:
     """Runs `analyze` on a campaign or transect `directory` (its files go to `scratch`) and shows
-    its summary lines, tables and plots; its refusal, when it gives one, is the section."""
+    its summary lines, tables and plots; its refusal, when it gives one, is the section. A report
+    keeps resamples x trials under `_BOOT_ROWS`: at 100,000 trials 10 resamples (`analyze`'s
+    least), whose summary says so; the standard errors are tiny there and 10 say as much."""
     from searcher.studies.analyze import analyze
 
-    n_boot = _resamples(directory, n_boot)
     try:
-        result = analyze(directory, out=scratch, n_boot=n_boot, seed=seed)
+        result = analyze(directory, out=scratch, n_boot=n_boot, seed=seed, max_boot_rows=_BOOT_ROWS)
     except ParameterError as exc:
         return Section(sid, title, paragraphs=["`searcher analyze` gives no rates here:"], lines=[str(exc)])
     section = written_section(scratch, sid, title) if result.written else Section(sid, title)
     section.lines = [line for line in result.lines if not line.startswith("wrote ")]  # the scratch folder is gone
-    section.paragraphs = [f"As `searcher analyze {directory}` reports it (effects from {n_boot} bootstrap resamples; "
+    section.paragraphs = [f"As `searcher analyze {directory}` reports it (effects from {result.n_boot} bootstrap resamples; "
                           "`searcher analyze` writes these tables as CSV):"]
     return section
-
-
-def _resamples(directory: Path, n_boot: int) -> int:
-    """`n_boot`, or fewer for a large campaign: each resample refits the logistic model on every
-    trial, so the report keeps resamples x trials under `_BOOT_ROWS` (at least `_MIN_BOOT`); at
-    100,000 trials the standard errors are tiny and 10 resamples say so."""
-    store = directory / "campaign.sqlite"
-    if not store.is_file():
-        return n_boot
-    from searcher.campaign.store import Store
-
-    s = Store(directory, readonly=True)
-    try:
-        trials = s.count()
-    finally:
-        s.close()
-    return max(min(n_boot, _MIN_BOOT), min(n_boot, _BOOT_ROWS // max(trials, 1)))
 
 
 def written_section(folder: Path, sid: str = "subgroups", title: str = "Subgroups and effects") -> Section:

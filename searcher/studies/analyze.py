@@ -12,6 +12,11 @@ description of the searched trials (files suffixed `_biased`).
 Writes to DIR/analysis (or --out): subgroups.csv, effects.csv, subgroups.png, effects.png; for
 transects also ate.csv, and sensitivity.csv with sensitivity.png when an axis has more than two levels;
 with people's ratings also agreement.csv (per attribute) and ratings.csv (mean level per image).
+
+Bounded at scale: each bootstrap resample refits the effects on every trial, so resamples x trials
+stay within `max_boot_rows` (`BOOT_ROWS`, 1,000 resamples of 10,000 trials; at least `MIN_BOOT`
+resamples), and the summary says when fewer were drawn than asked. The bound lies above every
+recorded analysis (docs/results.md: 8,000 transect images at 1,000 resamples), which it leaves unchanged.
 """
 
 from __future__ import annotations
@@ -23,21 +28,24 @@ from pathlib import Path
 import pandas as pd
 
 from searcher.analysis.subgroups import estimate, highlights
-from searcher.validation import checked
+from searcher.validation import check_int, checked
 
-__all__ = ["Analysis", "analyze"]
+__all__ = ["BOOT_ROWS", "MIN_BOOT", "Analysis", "analyze"]
 
 _BIASED_TITLE = "search trials, not population rates"
+BOOT_ROWS = 10_000_000  # bootstrap resamples x trials refitted at most (a campaign of 100,000 trials: 100 resamples)
+MIN_BOOT = 10  # resamples drawn whatever the size, fewer only when fewer are asked
 
 
 @dataclass(eq=False)  # compares as the mapping of its tables
 class Analysis(Mapping[str, pd.DataFrame]):
-    """What `analyze` found: name -> table (a read-only mapping), the summary in words, and the
-    files written (none when an adaptive campaign gave no rates)."""
+    """What `analyze` found: name -> table (a read-only mapping), the summary in words, the files
+    written (none when an adaptive campaign gave no rates), and the bootstrap resamples drawn."""
 
     tables: dict[str, pd.DataFrame]
     lines: list[str]
     written: list[Path] = field(default_factory=list)
+    n_boot: int = 0
 
     def __getitem__(self, name: str) -> pd.DataFrame:
         return self.tables[name]
@@ -55,7 +63,8 @@ class Analysis(Mapping[str, pd.DataFrame]):
 
 @checked("analyze")
 def analyze(directory: str | Path, out: str | Path | None = None, attributes: Sequence[str] | None = None, bins: int = 3,
-            n_boot: int = 1000, seed: int = 0, biased: bool = False, keep_pruned: bool = False) -> Analysis:
+            n_boot: int = 1000, seed: int = 0, biased: bool = False, keep_pruned: bool = False,
+            max_boot_rows: int = BOOT_ROWS) -> Analysis:
     """Analyses a campaign or transect directory and writes its tables and plots.
 
     Args:
@@ -65,6 +74,7 @@ def analyze(directory: str | Path, out: str | Path | None = None, attributes: Se
             all of its truth); transects: manipulated attributes (default: all, plus their pairwise intersections).
         bins: campaigns: numeric attributes with more values are cut at this many quantiles.
         n_boot, seed: bootstrap resamples of the logistic effects and their seed.
+        max_boot_rows: resamples x trials drawn at most; over it, fewer resamples (at least `MIN_BOOT`).
         biased: for an adaptive campaign, compute the tables on every judged trial, searched ones
             included, instead of on the audit sample (or, without one, instead of writing nothing);
             the files are suffixed `_biased` and the plot titles say so.
@@ -78,7 +88,8 @@ def analyze(directory: str | Path, out: str | Path | None = None, attributes: Se
         people's ratings (DIR/annotations.csv) `agreement` (per attribute) and `ratings` (mean level
         per image); empty when an adaptive campaign has no audit sample and `biased` is False
         (nothing is written).
-        Its `summary()` says where the rates come from and what they are.
+        Its `summary()` says where the rates come from and what they are, and how many resamples
+        were drawn when `max_boot_rows` cut them.
 
     Raises:
         ParameterError: not a campaign or transect directory, unknown attributes, bad options, or
@@ -87,10 +98,17 @@ def analyze(directory: str | Path, out: str | Path | None = None, attributes: Se
     from searcher.figures.analysis import plot_effects, plot_sensitivity, plot_subgroups
 
     path = Path(directory)
+    asked = check_int("n_boot", n_boot, 0, owner="analyze")
+    cap = check_int("max_boot_rows", max_boot_rows, 1, owner="analyze")
+    trials = _trials(path)
+    n_boot = max(min(asked, MIN_BOOT), min(asked, cap // max(trials, 1)))
     found = estimate(path, attributes, bins, n_boot, seed, biased, keep_pruned)
     tables, lines, attrs, suffix = found.tables, found.lines, found.attributes, found.suffix
     if found.rate is None:
-        return Analysis({}, lines)
+        return Analysis({}, lines, n_boot=n_boot)
+    if n_boot < asked and "effects" in tables:
+        lines.append(f"effects from {n_boot} bootstrap resamples, not the {asked} asked: each refits the model on the "
+                     f"{trials:,} trials, and resamples x trials are capped at {cap:,} (at least {MIN_BOOT} resamples)")
 
     dest = Path(out) if out is not None else path / "analysis"
     dest.mkdir(parents=True, exist_ok=True)
@@ -106,6 +124,23 @@ def analyze(directory: str | Path, out: str | Path | None = None, attributes: Se
         plot_sensitivity(tables["sensitivity"], dest / "sensitivity.png")
         written.append("sensitivity.png")
     lines += [*highlights(tables, attrs), f"wrote {dest}/: {', '.join(written)}"]
-    return Analysis(tables, lines, [dest / w for w in written])
+    return Analysis(tables, lines, [dest / w for w in written], n_boot)
+
+
+def _trials(path: Path) -> int:
+    """How many trials (a campaign) or images (a transect run) `path` holds, counted without
+    loading them; 0 when it is neither (`estimate` says so)."""
+    if (path / "campaign.sqlite").is_file():
+        from searcher.campaign.store import Store
+
+        store = Store(path, readonly=True)
+        try:
+            return store.count()
+        finally:
+            store.close()
+    if (path / "transects.csv").is_file():
+        with (path / "transects.csv").open("rb") as f:
+            return max(sum(1 for _ in f) - 1, 0)  # rows below the header
+    return 0
 
 
