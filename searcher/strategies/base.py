@@ -76,6 +76,7 @@ class History:
         self.dim = dim
         self._X: list[np.ndarray] = []
         self._loss: list[np.ndarray] = []
+        self._n = 0
 
     def tell(self, X: np.ndarray, loss: np.ndarray) -> None:
         """Appends `n x dim` points and their `n` losses in [0, 1] (NaN allowed)."""
@@ -87,18 +88,21 @@ class History:
             raise ParameterError(f"tell takes points without NaN and losses in [0, 1] or NaN; got losses {loss.tolist()}.")
         self._X.append(X.copy())
         self._loss.append(loss.copy())
+        self._n += len(X)
 
     @property
     def n_told(self) -> int:
         """Every point told, answered or not."""
-        return sum(len(x) for x in self._X)
+        return self._n
 
     def told(self) -> tuple[np.ndarray, np.ndarray]:
         """`(X, loss)` of every point told, in order, NaN losses included (a strategy whose
         generations must be told whole, CMA-ME's, keeps the unanswered points in their place)."""
         if not self._X:
             return np.zeros((0, self.dim)), np.zeros(0)
-        return np.concatenate(self._X), np.concatenate(self._loss)
+        if len(self._X) > 1:  # joined once on read: a long campaign's reads copy one array, not one per batch told
+            self._X, self._loss = [np.concatenate(self._X)], [np.concatenate(self._loss)]
+        return self._X[0].copy(), self._loss[0].copy()
 
     def answered(self) -> tuple[np.ndarray, np.ndarray]:
         """`(X, loss)` of the points that got an answer, in the order told."""

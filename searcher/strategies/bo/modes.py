@@ -22,7 +22,9 @@ Each `ask`, after a Sobol start of `n_init` points:
    `late` after (by index: exact and stateless); after the split a point explores only where its
    draw puts a failure, and harvests otherwise.
 
-No point is proposed twice, nor inside the `unjudged` band a classify target never judges. Why
+No point is proposed twice, nor inside the `unjudged` band a classify target never judges. Past
+`max_points` answered points a step sees the GP's rows alone (`CarriedGP._training_rows`), so its
+cost stops growing with the history (`benchmarks/proposal_cost.py`). Why
 each rule, what it measured and what was tried instead: docs/search.md#bo-modes-in-full-its-rules-and-its-ablations.
 `ModesAblation` switches each rule off or back to what it replaced (`bo-modes-nomodel`: no model).
 """
@@ -182,8 +184,10 @@ class FailureModes(CarriedGP):
             classification of failed and passed points), or "auto" (the default: "dirichlet" while
             every loss told is 0 or 1, else "gaussian").
         max_points: the GP is fitted on at most this many points (default 1,000, as `bo`'s; beyond:
-            every recent failure, up to half, and the most recent passes), so a proposal costs what
-            it cost at the cap however long the campaign runs.
+            every recent failure, up to half, and the most recent passes), and the failure graph, the
+            harvest and the exploration see those rows alone (every point answered is still never
+            asked again), so a proposal costs what it cost at the cap however long the campaign runs;
+            at or under the cap every row is seen, and nothing changes.
         ablation: `ModesAblation` switches (or a mapping of them) that turn rules of the search off,
             to measure them; default none.
 
@@ -202,6 +206,7 @@ class FailureModes(CarriedGP):
         self.likelihood = check_choice("likelihood", likelihood, LIKELIHOODS)
         self._arms = np.zeros((3, 2))  # rows: steps, inside, anywhere; columns: harvesting points told, of which failed
         self._pending: dict[bytes, int] = {}  # harvesting points asked and not yet told: their arm
+        self._answered: set[bytes] = set()  # every point answered, never proposed again (kept as told: a step costs no pass over the history)
         self.budget = _HORIZON if budget is None else check_int("budget", budget, 1)
         self.n_init = min(check_int("n_init", n_init, 1), max(1, self.budget // 2))
         self.early, self.late = check_number("early", early, 0.0, 1.0), check_number("late", late, 0.0, 1.0)
@@ -217,6 +222,8 @@ class FailureModes(CarriedGP):
         X, loss = self.history.answered()
         if self.history.n_told < self.n_init or len(np.unique(loss)) < 2:
             return self._next_sobol(n)  # a model of identical losses knows nothing: keep random search's breadth
+        rows = self._training_rows(loss)
+        X, loss = X[rows], loss[rows]  # past `max_points`, what the step sees is the GP's rows (all of them up to the cap)
         seed = int(step_rng(self.seed, step).integers(2**31))
         rng = np.random.default_rng(seed)
         with one_thread(), manual_seed(seed), torch.no_grad():
@@ -224,7 +231,7 @@ class FailureModes(CarriedGP):
             failures = X[loss >= FAILURE]
             modes = self._modes(failures, model)
             counts, probes = self._crowding(failures, modes, model, X, loss)
-            seen = {row.tobytes() for row in X}
+            seen = set(self._answered)
             chosen: list[np.ndarray] = []
             self._pending = {}
             for index in range(self.history.n_told, self.history.n_told + n):
@@ -254,6 +261,8 @@ class FailureModes(CarriedGP):
         """Records the points and their losses, and counts each harvesting point answered against its arm."""
         super().tell(X, loss)
         for x, value in zip(np.asarray(X, float), np.asarray(loss, float).reshape(-1)):
+            if not np.isnan(value):
+                self._answered.add(x.tobytes())
             arm = self._pending.pop(x.tobytes(), None)
             if arm is not None and np.isfinite(value):
                 self._arms[arm] += (1, value >= FAILURE)
