@@ -33,7 +33,7 @@ import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
@@ -45,6 +45,9 @@ from searcher.errors import ParameterError
 from searcher.objective import FAILURE
 from searcher.tables import read_csv
 from searcher.validation import check_int, check_names
+
+if TYPE_CHECKING:
+    from searcher.campaign.result import CampaignResult
 
 __all__ = ["Estimates", "estimate", "highlights"]
 
@@ -116,10 +119,10 @@ def _rated_campaign(frame: pd.DataFrame, images: pd.Series, ratings: pd.DataFram
     return (frame if keep_pruned else frame[~fake]), human
 
 
-def _campaign_rows(path: Path, keep_pruned: bool) -> _Rows:
+def _campaign_rows(path: Path, keep_pruned: bool, loaded: CampaignResult | None = None) -> _Rows:
     from searcher.campaign.result import load_campaign
 
-    result = load_campaign(path)
+    result = loaded if loaded is not None else load_campaign(path)
     t = result.trials
     if t.empty:
         raise ParameterError(f"The campaign at {path} has no trials yet; run it first (searcher hunt --resume {path}).")
@@ -193,9 +196,9 @@ def _rated_transects(path: Path, t: pd.DataFrame, axes: list[str]) -> _Human | N
     return _Human([], tables, lines, dropped | still)
 
 
-def _load(path: Path, keep_pruned: bool) -> _Rows:
+def _load(path: Path, keep_pruned: bool, loaded: CampaignResult | None = None) -> _Rows:
     if (path / "campaign.sqlite").is_file():
-        return _campaign_rows(path, keep_pruned)
+        return _campaign_rows(path, keep_pruned, loaded)
     if (path / "transects.csv").is_file():
         return _transect_rows(path, keep_pruned)
     where = "" if path.is_dir() else " (no such directory)"
@@ -336,7 +339,7 @@ class Estimates:
 
 
 def estimate(directory: str | Path, attributes: Sequence[str] | None = None, bins: int = 3, n_boot: int = 1000, seed: int = 0,
-             biased: bool = False, keep_pruned: bool = False) -> Estimates:
+             biased: bool = False, keep_pruned: bool = False, campaign: CampaignResult | None = None) -> Estimates:
     """The subgroup rates, logistic effects and, for transects, treatment effects and score
     sensitivity of a campaign or transect directory (the arguments are `searcher.studies.analyze`'s).
 
@@ -350,7 +353,7 @@ def estimate(directory: str | Path, attributes: Sequence[str] | None = None, bin
     check_int("n_boot", n_boot, 0, owner="analyze")
     check_int("seed", seed, 0, owner="analyze")
     path = Path(directory)
-    rows = _load(path, keep_pruned)
+    rows = _load(path, keep_pruned, campaign)
     attrs = check_names(attributes, rows.valid, flag="--attributes") if attributes is not None else rows.default
     if not attrs:
         raise ParameterError(f"Give at least one attribute. Valid attributes: {', '.join(rows.valid)}.")

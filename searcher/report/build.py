@@ -100,9 +100,10 @@ def _campaigns_page(path: Path, kind: str, scratch: Path, limit: int, n_boot: in
         subgroups = Section("subgroups", "Subgroups and effects", [
             "Each campaign analysed on its own, as `searcher analyze DIR/runs/NAME` does; rates are valid only for campaigns "
             "that sample uniformly (or have an audit sample), and the others say why not."],
-            children=[analysis_section(r.dir, scratch / r.dir.name, n_boot, seed, f"subgroups-{r.dir.name}", r.dir.name) for r in results])
+            children=[analysis_section(r.dir, scratch / r.dir.name, n_boot, seed, f"subgroups-{r.dir.name}", r.dir.name, r)
+                      for r in results])
     else:
-        subgroups = analysis_section(path, scratch / "analysis", n_boot, seed)
+        subgroups = analysis_section(path, scratch / "analysis", n_boot, seed, campaign=results[0] if results else None)
     sections = [found, *filter(None, [confirmed]), *gallery, subgroups, *filter(None, [retrained, _errors(src.rows)])]
     return Page(title, kind, str(path), summary, campaigns.configuration(results), sections, _now())
 

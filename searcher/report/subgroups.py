@@ -10,10 +10,14 @@ table and says why; the report quotes its words.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from searcher.errors import ParameterError
 from searcher.report.page import Section, png_figure, table
 from searcher.tables import read_csv
+
+if TYPE_CHECKING:
+    from searcher.campaign.result import CampaignResult
 
 __all__ = ["ANALYSIS_FILES", "analysis_section", "written_section"]
 
@@ -30,15 +34,16 @@ _BOOT_ROWS = 400_000  # bootstrap resamples x trials a report refits at most (20
 
 
 def analysis_section(directory: Path, scratch: Path, n_boot: int, seed: int, sid: str = "subgroups",
-                     title: str = "Subgroups and effects") -> Section:
+                     title: str = "Subgroups and effects", campaign: CampaignResult | None = None) -> Section:
     """Runs `analyze` on a campaign or transect `directory` (its files go to `scratch`) and shows
     its summary lines, tables and plots; its refusal, when it gives one, is the section. A report
     keeps resamples x trials under `_BOOT_ROWS`: at 100,000 trials 10 resamples (`analyze`'s
-    least), whose summary says so; the standard errors are tiny there and 10 say as much."""
+    least), whose summary says so; the standard errors are tiny there and 10 say as much. The
+    report passes the `campaign` it has loaded, so the store is read once."""
     from searcher.studies.analyze import analyze
 
     try:
-        result = analyze(directory, out=scratch, n_boot=n_boot, seed=seed, max_boot_rows=_BOOT_ROWS)
+        result = analyze(directory, out=scratch, n_boot=n_boot, seed=seed, max_boot_rows=_BOOT_ROWS, campaign=campaign)
     except ParameterError as exc:
         return Section(sid, title, paragraphs=["`searcher analyze` gives no rates here:"], lines=[str(exc)])
     section = written_section(scratch, sid, title) if result.written else Section(sid, title)

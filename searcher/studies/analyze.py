@@ -24,11 +24,15 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pandas as pd
 
 from searcher.analysis.subgroups import estimate, highlights
 from searcher.validation import check_int, checked
+
+if TYPE_CHECKING:
+    from searcher.campaign.result import CampaignResult
 
 __all__ = ["BOOT_ROWS", "MIN_BOOT", "Analysis", "analyze"]
 
@@ -64,7 +68,7 @@ class Analysis(Mapping[str, pd.DataFrame]):
 @checked("analyze")
 def analyze(directory: str | Path, out: str | Path | None = None, attributes: Sequence[str] | None = None, bins: int = 3,
             n_boot: int = 1000, seed: int = 0, biased: bool = False, keep_pruned: bool = False,
-            max_boot_rows: int = BOOT_ROWS) -> Analysis:
+            max_boot_rows: int = BOOT_ROWS, campaign: CampaignResult | None = None) -> Analysis:
     """Analyses a campaign or transect directory and writes its tables and plots.
 
     Args:
@@ -75,6 +79,8 @@ def analyze(directory: str | Path, out: str | Path | None = None, attributes: Se
         bins: campaigns: numeric attributes with more values are cut at this many quantiles.
         n_boot, seed: bootstrap resamples of the logistic effects and their seed.
         max_boot_rows: resamples x trials drawn at most; over it, fewer resamples (at least `MIN_BOOT`).
+        campaign: the campaign in `directory` already loaded (`load_campaign`), so that a caller
+            holding it (the report) does not read the store again.
         biased: for an adaptive campaign, compute the tables on every judged trial, searched ones
             included, instead of on the audit sample (or, without one, instead of writing nothing);
             the files are suffixed `_biased` and the plot titles say so.
@@ -102,7 +108,7 @@ def analyze(directory: str | Path, out: str | Path | None = None, attributes: Se
     cap = check_int("max_boot_rows", max_boot_rows, 1, owner="analyze")
     trials = _trials(path)
     n_boot = max(min(asked, MIN_BOOT), min(asked, cap // max(trials, 1)))
-    found = estimate(path, attributes, bins, n_boot, seed, biased, keep_pruned)
+    found = estimate(path, attributes, bins, n_boot, seed, biased, keep_pruned, campaign)
     tables, lines, attrs, suffix = found.tables, found.lines, found.attributes, found.suffix
     if found.rate is None:
         return Analysis({}, lines, n_boot=n_boot)
