@@ -136,15 +136,20 @@ def validation_score(pred: np.ndarray, data: Any, rules: Sequence[Mapping[str, l
 
 
 def choose_weight(recipe: Any, base: Any, added: Any, seed: int, grid: Sequence[int], validation: Any,
-                  rules: Sequence[Mapping[str, list[Any]]]) -> tuple[int, dict[int, float], dict[int, Any]]:
+                  rules: Sequence[Mapping[str, list[Any]]], journal: Journal | None = None) -> tuple[int, dict[int, float], dict[int, Any]]:
     """Just Train Twice's upweighting (Liu et al., ICML 2021): the weight `w` of the added images
     (each repeated `w` times, which SGD sees as a weight) that scores best (`validation_score`) on
     `validation`, a split of the recipe's training distribution; the smallest `w` on a tie. The test
-    sets are never read here. Returns `w`, each weight's score and its model (trained with `seed`)."""
-    scores, models = {}, {}
+    sets are never read here. With a `journal`, a weight it has scored is not trained again and each
+    new score is kept as it comes. Returns `w`, each weight's score and the models trained here (with `seed`)."""
+    scores, models = dict(journal.validated) if journal is not None else {}, {}
     for w in grid:
+        if w in scores:
+            continue
         models[w] = recipe.train(_concat(base, _repeat(added, w)), seed)
         scores[w] = validation_score(recipe.evaluate(models[w], validation), validation, rules)
+        if journal is not None:
+            journal.add_validated(w, scores[w])
     best = max(grid, key=lambda w: (scores[w], -w))
     return best, scores, models
 
@@ -298,7 +303,7 @@ def retrain(
     weight = None
     if "upweight" in arms or "random-upweight" in arms:
         if journal.weight is None:
-            weight, models = _upweight(recipe, src, base0, added, seeds[0], weights, notes)
+            weight, models = _upweight(recipe, src, base0, added, seeds[0], weights, notes, journal)
             journal.add_weight(weight, notes[-1])
         else:
             weight, note = journal.weight
@@ -353,22 +358,23 @@ def _digest(data: Any) -> str:
 
 
 def _upweight(recipe: Any, src: Source, base: Any, added: Mapping[str, Any], seed: int, grid: Sequence[int],
-              notes: list[str]) -> tuple[int, dict[tuple[int, str], Any]]:
+              notes: list[str], journal: Journal) -> tuple[int, dict[tuple[int, str], Any]]:
     """The weight of the upweight arms, chosen once, on `seed`'s base with the hard images and a
-    validation split of the training distribution (`choose_weight`), and the model trained with it
-    (the upweight arm's on that seed). The note says what was chosen on what."""
+    validation split of the training distribution (`choose_weight`, resumed from `journal`), and
+    the model trained with it (the upweight arm's on that seed; none when the journal held its
+    score, and the arm trains it again). The note says what was chosen on what."""
     try:
         rules = [m.rule for m in mode_causes(src)[0]]
     except ParameterError:
         rules = []
     validation = recipe.base(VALIDATION_SEED + seed)
-    w, scores, trained = choose_weight(recipe, base, added["hard"], seed, grid, validation, rules)
+    w, scores, trained = choose_weight(recipe, base, added["hard"], seed, grid, validation, rules, journal)
     metric = (f"worst accuracy over label x inside/outside the campaign's {len(rules)} mode rules" if rules
               else "mean recall over labels (no mode rule to group by)")
     notes.append(f"upweight (Just Train Twice): w = {w} chosen on a validation split of {len(validation)} images drawn from the "
                  f"recipe's training distribution (base seed {VALIDATION_SEED + seed}), {metric}: "
                  + ", ".join(f"w={g} {scores[g]:.1%}" for g in grid) + "; random-upweight adds the random images with the same w")
-    return w, {(seed, "upweight"): trained[w]}
+    return w, {(seed, "upweight"): trained[w]} if w in trained else {}
 
 
 def pooled_groups(groups: pd.DataFrame) -> pd.DataFrame:

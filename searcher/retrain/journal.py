@@ -3,7 +3,9 @@
 
 `OUT/models.partial.jsonl` holds one JSON line for the retraining's key (its arguments and a digest
 of the data every added arm adds), then one line per scored model (its arm, seed, rows of
-scores.csv and of the subgroup errors) and one for the weight the upweight arms chose. Each line is
+scores.csv and of the subgroup errors), one per weight of the upweight arms' grid scored on the
+validation split (a kill while the weight is chosen loses at most the model in training), and one
+for the weight chosen. Each line is
 flushed to disk before the next model starts; a line a kill cut short is ignored, and a file
 written for another key is started afresh. The retraining removes it once scores.csv is written.
 """
@@ -27,6 +29,7 @@ class Journal:
     Attributes:
         models: `(arm, seed)` -> `(rows of scores.csv, rows of the subgroup errors)` already scored.
         weight: `(w, note)` the upweight arms chose, or None.
+        validated: weight -> its validation score (`choose_weight`), for the weights scored so far.
     """
 
     def __init__(self, out: Path, key: dict[str, Any] | None) -> None:
@@ -34,6 +37,7 @@ class Journal:
         self.key = None if key is None else json.loads(json.dumps(key))  # as it reads back
         self.models: dict[tuple[str, int], tuple[list[dict[str, Any]], list[dict[str, Any]]]] = {}
         self.weight: tuple[int, str] | None = None
+        self.validated: dict[int, float] = {}
         if self.key is None:
             return
         lines = self._read()
@@ -43,6 +47,8 @@ class Journal:
         for line in lines[1:]:
             if "weight" in line:
                 self.weight = (int(line["weight"]), str(line["note"]))
+            elif "validated" in line:
+                self.validated[int(line["validated"])] = float(line["score"])
             else:
                 self.models[line["arm"], int(line["seed"])] = (line["scores"], line["groups"])
 
@@ -72,6 +78,11 @@ class Journal:
         """Keeps one scored model."""
         self.models[arm, seed] = (scores, groups)
         self._append({"arm": arm, "seed": seed, "scores": scores, "groups": groups})
+
+    def add_validated(self, weight: int, score: float) -> None:
+        """Keeps one weight's validation score, as the upweight arms' weight is being chosen."""
+        self.validated[weight] = score
+        self._append({"validated": weight, "score": score})
 
     def add_weight(self, weight: int, note: str) -> None:
         """Keeps the weight the upweight arms chose, and the note that says how."""

@@ -181,3 +181,26 @@ def test_bad_arm_and_recipe_names_are_one_line_errors_naming_the_valid_ones(pixe
         with pytest.raises(ParameterError) as bad:
             call()
         assert "balanced-hard" in str(bad.value) and "decorrelated" in str(bad.value) and "\n" not in str(bad.value)
+
+
+def test_choosing_the_weight_resumes_from_the_journal_and_keeps_each_score_as_it_comes(pixel_recipe, tmp_path):
+    """A stop while the weight is chosen loses at most the model in training: a weight the journal
+    scored is not trained again, and each new score is kept before the next weight trains."""
+    from searcher.retrain.journal import Journal
+
+    trained = []
+
+    class Counted(pixel_recipe):
+        def train(self, data, seed):
+            trained.append(len(data))
+            return super().train(data, seed)
+
+    recipe, journal = Counted(), Journal(tmp_path, {"run": 1})
+    base, added, validation = recipe.base(0), recipe.base(5), recipe.base(1000)
+    w, scores, models = choose_weight(recipe, base, added, 0, (1, 3), validation, [], journal)
+    assert len(trained) == 2 and Journal(tmp_path, {"run": 1}).validated == scores
+    trained.clear()
+    again = Journal(tmp_path, {"run": 1})
+    again.validated.pop(3)  # as if the stop came while weight 3 trained
+    w2, scores2, models2 = choose_weight(recipe, base, added, 0, (1, 3), validation, [], again)
+    assert len(trained) == 1 and set(models2) == {3} and (w2, scores2) == (w, scores)

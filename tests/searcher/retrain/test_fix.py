@@ -128,12 +128,14 @@ def test_a_killed_retraining_resumes_where_it_stopped(finished, tmp_path, monkey
 
 def test_a_journal_resumes_only_its_own_key_and_whole_lines(tmp_path):
     journal = Journal(tmp_path, {"seeds": [0]})
+    journal.add_validated(1, 0.75)
     journal.add_weight(2, "w = 2")
     journal.add_model("base", 0, [{"arm": "base", "balanced_accuracy": 0.5}], [])
     with open(tmp_path / JOURNAL, "a") as fh:
         fh.write('{"arm": "hard", "se')  # a line cut short by a kill
     again = Journal(tmp_path, {"seeds": [0]})
     assert again.models == {("base", 0): ([{"arm": "base", "balanced_accuracy": 0.5}], [])} and again.weight == (2, "w = 2")
+    assert again.validated == {1: 0.75}
     other = Journal(tmp_path, {"seeds": [1]})  # other arguments: started afresh
     assert other.models == {} and other.weight is None
     assert Journal(tmp_path, {"seeds": [0]}).models == {}
