@@ -50,7 +50,8 @@ def resolve_device(value: Any, name: str = "device") -> str:
         return "cpu"
     devices = available_devices()
     wanted = "cuda" if setting == "auto" else setting
-    if int(wanted.partition(":")[2] or 0) < len(devices) - 1:
+    gpus = len(devices) - 1  # devices: "cpu", then one per GPU
+    if int(wanted.partition(":")[2] or 0) < gpus:  # "cuda" is torch's current GPU, index 0 here
         return wanted
     if setting == "auto":
         return "cpu"
