@@ -10,7 +10,9 @@ fresh process, so its peak memory (`ru_maxrss`) is its own. It prints, per strat
 
 - the share of wall time spent outside the generator and the target (the search, the loop, the
   store), of the whole run and of the loop alone (from the first proposal on: without imports and
-  set-up), and where it went: proposals (`ask`) and the store's writes, as shares of the whole run;
+  set-up), and where it went: proposals (`ask`) and the store's writes, as shares of the whole run
+  (the writes run on the loop's writer thread while the next batch is evaluated: their share is
+  time they took, not time the loop waited for them);
 - proposal time per point against the history size (median over the steps near each size);
 - store bytes per trial: the SQLite file (with its -wal) and the images (their bytes, and the
   disk they take in 4 KB blocks);

@@ -7,7 +7,9 @@
 In batches of `batch` points: the strategy asks, the executor renders and judges, the batch's
 trials are committed to the store as they come back (one transaction, with the images
 `keeps_image` keeps), the strategy is told the losses, and the batch is marked complete with the
-strategy's state. A resumed campaign first replays the store: it tells the
+strategy's state. Both writes go, in that order, to a thread of their own (`writer.py`), so the
+next batch is proposed and evaluated while they are written; a run that ends or stops waits for
+them. A resumed campaign first replays the store: it tells the
 strategy the stored history and restores the last state, re-asks the first incomplete batch (the
 same points, because proposals depend only on seed, step and history), and evaluates only the
 trials of it that are not stored yet: nothing is lost and nothing is evaluated twice.
@@ -15,7 +17,8 @@ trials of it that are not stored yet: nothing is lost and nothing is evaluated t
 A target that spends what a resume cannot give back (`targets.base.SpendingTarget`, e.g. a paid
 HTTP API with a budget) has the most an evaluation can spend stored before it is sent, what it did
 spend stored with the evaluation's trials, in the same transaction, and the record restored on
-resume before the first request, so its cap holds across resumes, a kill -9 mid-batch included.
+resume before the first request, so its cap holds across resumes, a kill -9 mid-batch included
+(its writes stay in the loop's thread).
 Once the cap is reached the campaign stops and says so; the images the target did not send get no
 trial, so a resume with a raised cap (the one change to the target's options a resume accepts)
 evaluates them.
@@ -25,6 +28,7 @@ The generator is built once here and the target once for a local run (Ray actors
 
 from __future__ import annotations
 
+import copy
 import hashlib
 import json
 import time
@@ -40,6 +44,7 @@ from searcher.campaign.config import CampaignConfig, search_space
 from searcher.campaign.executors import LocalExecutor, RayExecutor, make_executor
 from searcher.campaign.result import CampaignResult
 from searcher.campaign.store import DirectoryLock, Store, TrialRecord
+from searcher.campaign.writer import Writer
 from searcher.errors import ParameterError
 from searcher.objective import Judge, Objective
 from searcher.space import Continuous, Space
@@ -79,8 +84,9 @@ def keeps_image(campaign: CampaignConfig, step: int, idx: int, failure: bool | N
     return int.from_bytes(key, "little") < share * 2**64
 
 
-def _losses(trials: dict[int, tuple[np.ndarray, float | None]], n: int) -> np.ndarray:
-    return np.array([np.nan if trials[i][1] is None else trials[i][1] for i in range(n)])
+def _losses(losses: Mapping[int, float | None], n: int) -> np.ndarray:
+    """The losses of trials 0 .. n-1 of a batch (index -> loss; None, a target error, as NaN)."""
+    return np.array([np.nan if losses[i] is None else losses[i] for i in range(n)])
 
 
 class _Loop:
@@ -101,6 +107,9 @@ class _Loop:
         self.store: Store | None = None
         self.executor: LocalExecutor | RayExecutor | None = None
         self._unsaved = False  # an evaluation is under way whose spending is not stored yet
+        self._answers: dict[int, float | None] = {}  # index -> loss of the batch being evaluated, as stored (`finish` reads no row back)
+        self._first_step = 0  # the first batch this run evaluates: the only one that may hold trials already
+        self.writer: Writer | None = None  # set by `write_behind`
         self.lock = DirectoryLock(c.out)  # one process per campaign directory, taken only once the config is sound
         self.lock.acquire()
         try:
@@ -164,12 +173,32 @@ class _Loop:
         """Stores outcome `k` as `record(k, outcome, worker)`, all of them in one statement, with the
         target's spending, in one transaction; an image the cap kept from being sent gets no trial (a
         resume with a raised cap asks it), and stops the campaign."""
+        records = [record(k, outcome, worker) for k, (outcome, worker) in enumerate(outcomes) if outcome.error != CAP_REACHED]
+        if self.writer is not None:  # no spending to store with them (`write_behind`)
+            self.writer.submit(lambda: self._add(records))
+            self._unsaved = False
+            return
         with self.store.transaction():
-            self.store.add_trials([record(k, outcome, worker) for k, (outcome, worker) in enumerate(outcomes)
-                                   if outcome.error != CAP_REACHED])
+            self.store.add_trials(records)
             self._save_spending()
         if any(o.error == CAP_REACHED for o, _ in outcomes):
             self.stop_if_capped(step, not_sent=True)
+
+    def _add(self, records: list[TrialRecord]) -> None:
+        with self.store.transaction():
+            self.store.add_trials(records)
+
+    def flush(self) -> None:
+        """Waits until every trial and batch handed to the writer is stored; raises a write's error."""
+        if self.writer is not None:
+            self.writer.drain()
+
+    def write_behind(self) -> None:
+        """From here on the trials and batches are written by a `Writer` thread while the next batch
+        is evaluated (`writer.py`), unless the target spends: its record is stored before each
+        request and with the trials it paid for, in the loop's own thread."""
+        if not self.cap_options:
+            self.writer = Writer()
 
     def _save_spending(self) -> None:
         """Stores what the target has spent (inside the caller's transaction, with the trials it paid for)."""
@@ -186,13 +215,14 @@ class _Loop:
         for step, size, state in steps:
             searched = size - audited(self.campaign, step, size)
             trials = self.store.step_trials(step)
-            self.strategy.tell(np.stack([trials[i][0] for i in range(searched)]), _losses(trials, searched))
+            self.strategy.tell(np.stack([trials[i][0] for i in range(searched)]), _losses({i: t[1] for i, t in trials.items()}, searched))
             try:
                 self.strategy.restore(state)
             except (KeyError, TypeError, ValueError) as exc:
                 raise ParameterError(f"The stored state of batch {step} of {self.campaign.out} does not restore ({exc}); "
                                      f"`searcher doctor {self.campaign.out}` says what can be saved.") from None
             done += size
+        self._first_step = len(steps)
         return done, len(steps)
 
     def propose(self, step: int, n: int) -> tuple[np.ndarray, int]:
@@ -216,7 +246,8 @@ class _Loop:
                 stored, and a resume with a raised cap evaluates them.
         """
         n = len(X)
-        have = self.store.step_trials(step)
+        have = self.store.step_trials(step) if step == self._first_step else {}  # later batches are this run's alone
+        self._answers = {i: loss for i, (_, loss) in have.items()}
         todo = [i for i in range(n) if i not in have]
         if not todo:
             return 0
@@ -226,6 +257,7 @@ class _Loop:
         self._keep(step, outcomes, lambda k, outcome, worker: TrialRecord(
             step, todo[k], X[todo[k]], outcome, worker, "audit" if todo[k] >= n - audit else "search",
             keep_image=keeps_image(self.campaign, step, todo[k], outcome.failure)))
+        self._answers.update((todo[k], outcome.loss) for k, (outcome, _) in enumerate(outcomes))  # every one stored: `_keep` stops at the cap
         if all(o.error is not None for o, _ in outcomes) or (step == 0 and all(o.loss is None for o, _ in outcomes)):
             raise ParameterError(_unjudged([o for o, _ in outcomes], self.campaign, step))
         return sum(bool(o.failure) for o, _ in outcomes)
@@ -233,17 +265,25 @@ class _Loop:
     def finish(self, step: int, X: np.ndarray, audit: int) -> None:
         """Tells the strategy the searched points of batch `step` and marks the batch complete."""
         searched = len(X) - audit
-        loss = _losses(self.store.step_trials(step), len(X))[:searched]
+        loss = _losses(self._answers, len(X))[:searched]
         composite = self.strategy.composite(X[:searched], loss) if searched else None
         if searched:
             self.strategy.tell(X[:searched], loss)
-        self.store.finish_step(step, len(X), self.strategy.state(), composite)
+        size, state = len(X), self.strategy.state()
+        if self.writer is None:
+            self.store.finish_step(step, size, state, composite)
+        else:
+            state = copy.deepcopy(state)  # as it is now: the strategy goes on while the row waits
+            self.writer.submit(lambda: self.store.finish_step(step, size, state, composite))
 
     def close(self) -> None:
         """Stores what was spent, stops the executor and lets the directory go; a campaign refused or
         stopped before it stored anything (no trial, no spending) is removed, so the same command,
         corrected, starts it afresh."""
         try:
+            if self.writer is not None:
+                writer, self.writer = self.writer, None
+                writer.close()  # everything evaluated is stored before the store is read or closed
             if self._unsaved and self.store is not None:  # stopped while evaluating (Ctrl-C, an error): what was sent counts on resume
                 with self.store.transaction():
                     self._save_spending()
@@ -407,6 +447,7 @@ def run(campaign: CampaignConfig, progress: bool = True, resume: bool = False, d
         retried = loop.retry_errors() if resume else (0, 0)
         done, step = loop.replay()
         failures = loop.store.failures() if done else 0
+        loop.write_behind()
         bar = tqdm(total=campaign.budget, initial=done, disable=not progress, unit="eval",
                    desc=desc or f"{campaign.strategy} vs {campaign.target}")
         bar.set_postfix(failures=failures)
@@ -420,11 +461,12 @@ def run(campaign: CampaignConfig, progress: bool = True, resume: bool = False, d
                 step += 1
                 bar.update(len(X))
                 bar.set_postfix(failures=failures)
+            loop.flush()
         finally:
             bar.close()
     finally:
         loop.close()  # a new campaign that stored nothing is removed here
-    result = CampaignResult(Path(campaign.out), loop.store.trials(), loop.store.config or {}, time.perf_counter() - start, retried)
+    result = CampaignResult(Path(campaign.out), None, loop.store.config or {}, time.perf_counter() - start, retried)  # trials read when asked for
     loop.store.close()
     return result
 

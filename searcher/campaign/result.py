@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -19,15 +18,32 @@ if TYPE_CHECKING:
 __all__ = ["CampaignResult", "load_campaign"]
 
 
-@dataclass
 class CampaignResult:
-    """A campaign's trials, its stored configuration, and where they are."""
+    """A campaign's trials, its stored configuration, and where they are. Made without `trials`
+    (as a run returns it), the trials are read from the store when first asked for, so a run of
+    100,000 evaluations does not load them to print its summary, which SQLite counts."""
 
-    dir: Path
-    trials: pd.DataFrame
-    config: dict[str, Any] = field(default_factory=dict)
-    seconds: float = 0.0
-    retried: tuple[int, int] = (0, 0)  # this run: trials evaluated again after a target error, and how many got an answer
+    def __init__(self, dir: Path, trials: pd.DataFrame | None = None, config: dict[str, Any] | None = None, seconds: float = 0.0,
+                 retried: tuple[int, int] = (0, 0)) -> None:
+        self.dir = Path(dir)
+        self._trials = trials
+        self.config = {} if config is None else config
+        self.seconds = seconds
+        self.retried = retried  # this run: trials evaluated again after a target error, and how many got an answer
+
+    def __repr__(self) -> str:
+        return f"CampaignResult({str(self.dir)!r})"
+
+    @property
+    def trials(self) -> pd.DataFrame:
+        """Every trial, one row each (`Store.trials`), read once."""
+        if self._trials is None:
+            store = Store(self.dir, readonly=True)
+            try:
+                self._trials = store.trials()
+            finally:
+                store.close()
+        return self._trials
 
     @property
     def searched(self) -> pd.DataFrame:
@@ -45,22 +61,28 @@ class CampaignResult:
         return generators.vocabulary(name) if name in generators.available() else Vocabulary()
 
     def summary(self) -> str:
-        t = self.trials
-        if t.empty:
+        """The campaign in a few lines: evaluations, failures, target errors, ambiguous trials, and this run's speed."""
+        if self._trials is None:
+            store = Store(self.dir, readonly=True)
+            try:
+                n, judged, fails, errors, excluded = store.tally(FAILURE)
+            finally:
+                store.close()
+        else:
+            t = self._trials
+            n, judged, fails = len(t), int(t["loss"].notna().sum()), int((t["loss"] >= FAILURE).sum())
+            errors, excluded = int(t["error"].notna().sum()), int(t["excluded"].notna().sum())
+        if not n:
             return f"{self.dir}: no trials yet"
-        judged = t["loss"].notna()
-        fails = int((t["loss"] >= FAILURE).sum())
-        errors = int(t["error"].notna().sum())
-        excluded = int(t["excluded"].notna().sum())
         lines = [
-            (f"{self.dir}: {len(t)} evaluations, {fails} failures ({fails / max(1, judged.sum()):.1%} of judged), "
+            (f"{self.dir}: {n} evaluations, {fails} failures ({fails / max(1, judged):.1%} of judged), "
              f"{errors} target errors, {excluded} excluded as ambiguous"),
         ]
         if self.retried[0]:
             lines.append(f"{self.retried[0]} trials that had ended in a target error were evaluated again; "
                          f"{self.retried[1]} got an answer")
         if self.seconds:
-            lines.append(f"{len(t) / self.seconds:.1f} evaluations/s this run")
+            lines.append(f"{n / self.seconds:.1f} evaluations/s this run")
         return "\n".join(lines)
 
 

@@ -6,11 +6,12 @@ Layout of a campaign directory::
     DIR/campaign.sqlite     config, the target's spending, trials (one row per evaluation), steps (one row per batch)
     DIR/images/ab/abcdef....png
 
-The trials of an evaluation are committed as soon as it returns, in one statement (`add_trials`,
+The trials of an evaluation are committed once it returns, in one statement (`add_trials`,
 `executemany`), together with what the target has spent by then (`targets.base.SpendingTarget`;
 one transaction), and a batch's row (with the strategy
-state after `tell`) once the whole batch is in, so a campaign killed at any moment — `kill -9`
-included — loses at most the evaluations in flight, a resumed campaign reuses every trial already
+state after `tell`) after its trials (the loop writes both in that order on a thread of its own,
+`writer.py`, but for a target that spends), so a campaign killed at any moment — `kill -9`
+included — loses at most the evaluations in flight or waiting to be written, a resumed campaign reuses every trial already
 stored, and its target's spending cap counts every request sent (the loop stores the most an
 evaluation can spend before sending it). PNGs are written to a temporary name and renamed, so a
 file is whole or absent. A write that fails (a full disk) rolls its transaction back and is a
@@ -371,6 +372,14 @@ class Store:
     def failures(self) -> int:
         """How many stored trials are failures (counted by SQLite: no row is loaded)."""
         return self._db.execute("SELECT COUNT(*) FROM trials WHERE failure = 1").fetchone()[0]
+
+    @_reads
+    def tally(self, failure: float) -> tuple[int, int, int, int, int]:
+        """Counted by SQLite, no row loaded: trials, those judged (a loss), failures (loss at least
+        `failure`), target errors, and those excluded as ambiguous."""
+        row = self._db.execute("SELECT COUNT(*), COUNT(loss), COALESCE(SUM(loss >= ?), 0), COUNT(error), COUNT(excluded) FROM trials",
+                               (failure,)).fetchone()
+        return tuple(int(v) for v in row)
 
     @_reads
     def trials(self) -> pd.DataFrame:
