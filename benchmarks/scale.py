@@ -122,8 +122,10 @@ def plot(rows: list[dict[str, Any]], path: Path) -> Path:
     left.set(xscale="log", yscale="log", xlabel="history (points evaluated)", ylabel="proposal seconds per point")
     left.legend(fontsize=7)
     for strategy in dict.fromkeys(r["strategy"] for r in rows):
-        mine = sorted((r["budget"], 100 * r["outside"]) for r in rows if r["strategy"] == strategy)
-        right.plot(*zip(*mine), marker="o", label=strategy)
+        mine = sorted((r["budget"], 100 * r["outside"], 100 * r["outside_loop"]) for r in rows if r["strategy"] == strategy)
+        budget, whole, loop = zip(*mine)
+        line = right.plot(budget, whole, marker="o", label=f"{strategy}, whole run")[0]
+        right.plot(budget, loop, marker="o", linestyle="--", color=line.get_color(), label=f"{strategy}, the loop alone")
     right.set(xscale="log", xlabel="budget (evaluations)", ylabel="% of wall time outside generator + target")
     right.legend(fontsize=7)
     return save(fig, path, dpi=100)

@@ -10,7 +10,6 @@ from __future__ import annotations
 import warnings
 
 import numpy as np
-from scipy.stats import qmc
 
 from searcher.strategies.base import StrategyBase, step_rng
 from searcher.validation import check_int
@@ -20,6 +19,7 @@ __all__ = ["RandomSearch", "SobolSearch", "sobol_points"]
 
 def sobol_points(dim: int, seed: int, start: int, n: int) -> np.ndarray:
     """Points `start .. start + n - 1` of the scrambled Sobol sequence of `dim` seeded by `seed`."""
+    from scipy.stats import qmc  # imported here: scipy.stats takes a second and a half to import, and random search needs none of it
     sobol = qmc.Sobol(dim, scramble=True, seed=np.random.default_rng([int(seed), 0x50B01]))
     if start:
         sobol.fast_forward(start)
