@@ -58,6 +58,7 @@ from searcher.strategies.base import step_rng
 from searcher.strategies.bo.candidates import around
 from searcher.strategies.bo.carried import CarriedGP, one_thread
 from searcher.strategies.bo.gp import CHOLESKY_LIMIT, fit_dirichlet_gp, fit_ranked_gp, normal_scores
+from searcher.strategies.bo.pool import POOLED_FROM, Pool
 from searcher.validation import check_choice, check_flag, check_int, check_number
 
 __all__ = ["FailureModes", "ModelFreeFailureModes", "ModesAblation"]
@@ -75,6 +76,7 @@ _NEIGHBOURS = 6  # failures each failure may join (the nearest)
 _REACH = 0.35  # ... if within this normalised distance
 _PER_CENTRE = 32
 _CENTRES = 8
+_POOL_PER_CENTRE = 64  # a pooled batch draws a mode's candidates twice as many at a time (`pool.py`)
 _UNIFORM = 512
 _TOP_PASSES = 8
 _CLIMB_PER_CENTRE = 96  # neighbours per top pass with `explore="climb"` (768 candidates, as the draw's 512 + 256)
@@ -234,6 +236,7 @@ class FailureModes(CarriedGP):
             seen = set(self._answered)
             chosen: list[np.ndarray] = []
             self._pending = {}
+            pool = Pool(self, model, n) if model is not None and n >= POOLED_FROM else None  # a large batch draws candidates once (`pool.py`)
             for index in range(self.history.n_told, self.history.n_told + n):
                 x, mode = None, None
                 if len(counts) and not self.explores(index):
@@ -241,20 +244,22 @@ class FailureModes(CarriedGP):
                         x = probes.pop(0)
                         x = None if x.tobytes() in seen else x
                     if x is None and model is not None and _on_schedule(index, self.ablation.anywhere) and self._anywhere_arm(rng):
-                        x = self._draw_anywhere(model, seen, rng)
+                        x = self._draw_anywhere(model, seen, rng, pool)
                         if x is not None:
                             self._pending[x.tobytes()] = _ANYWHERE_ARM
                     if x is None:
-                        x, mode = self._mode_point(model, (X, loss), failures, modes, counts, chosen, seen, rng)
+                        x, mode = self._mode_point(model, (X, loss), failures, modes, counts, chosen, seen, rng, pool)
                 if x is None:
-                    x, hopeful = self._explore(model, X, loss, failures, chosen, seen, rng)
+                    x, hopeful = self._explore(model, X, loss, failures, chosen, seen, rng, pool)
                     if not hopeful and len(counts) and self._gives_up(index):
-                        harvested, mode = self._mode_point(model, (X, loss), failures, modes, counts, chosen, seen, rng)
+                        harvested, mode = self._mode_point(model, (X, loss), failures, modes, counts, chosen, seen, rng, pool)
                         x = x if mode is None else harvested
                 if mode is not None:
                     counts[mode] += 1
                 seen.add(x.tobytes())
                 chosen.append(x)
+                if pool is not None:
+                    pool.chose(x)
         return np.stack(chosen)
 
     def tell(self, X: np.ndarray, loss: np.ndarray) -> None:
@@ -443,19 +448,24 @@ class FailureModes(CarriedGP):
     # ------------------------------------------------------------------ harvest and explore
 
     def _harvest(self, model: _Model | None, told: tuple[np.ndarray, np.ndarray], failures: np.ndarray, modes: np.ndarray, counts: np.ndarray,
-                 span: bool, chosen: list[np.ndarray], seen: set[bytes], rng: np.random.Generator) -> tuple[np.ndarray | None, int | None]:
+                 span: bool, chosen: list[np.ndarray], seen: set[bytes], rng: np.random.Generator,
+                 pool: Pool | None = None) -> tuple[np.ndarray | None, int | None]:
         """The best harvesting point of the best mode, or (None, None) if no mode has a new candidate;
-        inside the modes' spans if `span` (a mode of one failure: steps)."""
+        inside the modes' spans if `span` (a mode of one failure: steps); from `pool`'s candidates if given."""
         best, best_value, best_mode = None, -np.inf, None
         spread_from = np.concatenate([failures, np.array(chosen)]) if chosen else failures
         members_of = [failures[modes == mode] for mode in range(len(counts))]
-        candidates = []
-        for members in members_of:
-            if _spanned(span, len(members)):
-                C = self._inside(members, rng, _CENTRES * _PER_CENTRE)
-            else:
-                centres = members[rng.choice(len(members), min(_CENTRES, len(members)), replace=False)]
-                C = around(self.cube, centres, rng, _PER_CENTRE)
+        candidates, pooled = [], []
+        for mode, members in enumerate(members_of):
+            spanned = _spanned(span, len(members))
+            if pool is not None:
+                drawn = pool.drawn((mode, spanned), lambda members=members, spanned=spanned: self._mode_candidates(
+                    members, spanned, rng, _POOL_PER_CENTRE))
+                free = drawn.free(self, seen)
+                pooled.append((drawn, free))
+                candidates.append(drawn.C[free])
+                continue
+            C = self._mode_candidates(members, spanned, rng, _PER_CENTRE)
             candidates.append(C[self._proposable(C, seen)])
         crowding = [_EVENNESS * math.log1p(count) for count in counts]  # value = log yield - crowding: yield / (1 + failures)^3
         if model is None:
@@ -470,8 +480,11 @@ class FailureModes(CarriedGP):
             if -level < best_value:
                 break  # log p_fail <= 0: no mode this crowded or more can beat the best (nor tie it)
             group = list(group)
-            scored = np.split(model.scores(np.concatenate([candidates[m] for m in group]))[0],
-                              np.cumsum([len(candidates[m]) for m in group])[:-1])  # the level's candidates in one posterior
+            if pool is None:
+                scored = np.split(model.scores(np.concatenate([candidates[m] for m in group]))[0],
+                                  np.cumsum([len(candidates[m]) for m in group])[:-1])  # the level's candidates in one posterior
+            else:
+                scored = [pooled[m][0].log_p()[pooled[m][1]] for m in group]
             for mode, log_p in zip(group, scored):
                 C = candidates[mode]
                 if log_p.max() >= math.log(_SURE):
@@ -486,24 +499,37 @@ class FailureModes(CarriedGP):
 
     def _mode_point(self, model: _Model | None, told: tuple[np.ndarray, np.ndarray], failures: np.ndarray, modes: np.ndarray,
                     counts: np.ndarray, chosen: list[np.ndarray], seen: set[bytes],
-                    rng: np.random.Generator) -> tuple[np.ndarray | None, int | None]:
+                    rng: np.random.Generator, pool: Pool | None = None) -> tuple[np.ndarray | None, int | None]:
         """`_harvest` with the span drawn (`_span_arm`), the point counted against its arm when told."""
         span = self._span_arm(rng)
-        x, mode = self._harvest(model, told, failures, modes, counts, span, chosen, seen, rng)
+        x, mode = self._harvest(model, told, failures, modes, counts, span, chosen, seen, rng, pool)
         if mode is not None:
             self._pending[x.tobytes()] = int(_spanned(span, int((modes == mode).sum())))
         return x, mode
 
-    def _draw_anywhere(self, model: _Model, seen: set[bytes], rng: np.random.Generator) -> np.ndarray | None:
-        """A draw from the model's failing set at large: uniform candidates, one picked with
-        probability proportional to `p_fail` among those at `_SURE_ANYWHERE` or more (None if none is)."""
-        C = self.cube.uniform(rng, 4 * _UNIFORM)
-        C = C[self._proposable(C, seen)]
-        p = model.p_fail(C) if len(C) else np.zeros(0)
+    def _draw_anywhere(self, model: _Model, seen: set[bytes], rng: np.random.Generator, pool: Pool | None = None) -> np.ndarray | None:
+        """A draw from the model's failing set at large: uniform candidates (`pool`'s if given), one
+        picked with probability proportional to `p_fail` among those at `_SURE_ANYWHERE` or more (None if none is)."""
+        if pool is None:
+            C = self.cube.uniform(rng, 4 * _UNIFORM)
+            C = C[self._proposable(C, seen)]
+            p = model.p_fail(C) if len(C) else np.zeros(0)
+        else:
+            drawn = pool.drawn("anywhere", lambda: self.cube.uniform(rng, 4 * _UNIFORM))
+            free = drawn.free(self, seen)
+            C, p = drawn.C[free], np.exp(drawn.log_p()[free])
         ok = np.flatnonzero(p >= _SURE_ANYWHERE)
         if not len(ok):
             return None
         return C[rng.choice(ok, p=p[ok] / p[ok].sum())]
+
+    def _mode_candidates(self, members: np.ndarray, spanned: bool, rng: np.random.Generator, per_centre: int) -> np.ndarray:
+        """A mode's harvesting candidates: `_CENTRES * per_centre` points of the span of its failures
+        `members`, or `per_centre` steps around each of up to `_CENTRES` of them."""
+        if spanned:
+            return self._inside(members, rng, _CENTRES * per_centre)
+        centres = members[rng.choice(len(members), min(_CENTRES, len(members)), replace=False)]
+        return around(self.cube, centres, rng, per_centre)
 
     def _inside(self, members: np.ndarray, rng: np.random.Generator, n: int) -> np.ndarray:
         """`n` convex combinations of `_SPAN` of the mode's failures each (flat Dirichlet weights), snapped:
@@ -529,15 +555,43 @@ class FailureModes(CarriedGP):
         return float(((loss[near] >= FAILURE).sum() + 1) / (near.sum() + 2))
 
     def _explore(self, model: _Model | None, X: np.ndarray, loss: np.ndarray, failures: np.ndarray,
-                 chosen: list[np.ndarray], seen: set[bytes], rng: np.random.Generator) -> tuple[np.ndarray, bool]:
+                 chosen: list[np.ndarray], seen: set[bytes], rng: np.random.Generator, pool: Pool | None = None) -> tuple[np.ndarray, bool]:
         """A Thompson draw away from every failure and every point of the batch (model-free: Sobol),
-        and whether the draw puts a failure there."""
+        and whether the draw puts a failure there; with `pool`, this point's own draw over the
+        batch's exploring candidates."""
         if model is None:
             return self._next_sobol(1)[0], True
         avoid = np.concatenate([failures, np.array(chosen)]) if chosen else failures
+
+        def candidates(uniform: int) -> np.ndarray:
+            C, graded = self._exploring_candidates(model, X, loss, failures, avoid, rng, uniform)
+            C = C[self._proposable(C, seen) & (self._nearest(C, avoid) >= self.radius)]
+            if len(C) and len(failures) and graded:
+                elsewhere = ~self._on_known_slope(model, C, failures)
+                C = C[elsewhere] if elsewhere.any() else C
+            return C
+
+        if pool is None:
+            C = candidates(_UNIFORM)
+            if not len(C):
+                return self._next_sobol(1)[0], True
+            draw = model.posterior(C).rsample().reshape(-1).numpy()
+        else:
+            opened = pool.explore(lambda: candidates(max(_UNIFORM, 2 * pool.n)), avoid, seen)
+            if opened is None:
+                return self._next_sobol(1)[0], True
+            C, draw = opened
+        best = int(np.argmax(model.margin(C, draw)))
+        return C[best], bool(model.fails(C[best : best + 1], draw[best : best + 1])[0])
+
+    def _exploring_candidates(self, model: _Model, X: np.ndarray, loss: np.ndarray, failures: np.ndarray, avoid: np.ndarray,
+                              rng: np.random.Generator, uniform: int) -> tuple[np.ndarray, bool]:
+        """Where an exploring point may go: `uniform` uniform points and neighbours of the highest
+        passes beyond `radius` of `avoid` (with `explore="climb"` and a graded loss, the neighbours
+        alone, of passes off the known slopes); and whether the passes' losses are graded."""
         passes = loss < FAILURE
         far = passes & (self._nearest(X, avoid) >= self.radius)
-        graded = passes.any() and np.ptp(loss[passes]) > 0  # passes that differ: under 0/1 every candidate would look like a known slope
+        graded = bool(passes.any() and np.ptp(loss[passes]) > 0)  # passes that differ: under 0/1 every candidate would look like a known slope
         climb = self.ablation.explore == "climb" and graded
         if climb and len(failures) and far.any():
             off = far.copy()
@@ -545,20 +599,10 @@ class FailureModes(CarriedGP):
             far = off if off.any() else far
         top = X[far][np.argsort(-loss[far], kind="stable")[:_TOP_PASSES]]
         if not len(top):
-            C = self.cube.uniform(rng, _UNIFORM)
-        elif climb:
-            C = around(self.cube, top, rng, _CLIMB_PER_CENTRE, (0.1, 0.05))
-        else:
-            C = np.concatenate([self.cube.uniform(rng, _UNIFORM), around(self.cube, top, rng, _PER_CENTRE, (0.1, 0.05))])
-        C = C[self._proposable(C, seen) & (self._nearest(C, avoid) >= self.radius)]
-        if not len(C):
-            return self._next_sobol(1)[0], True
-        if len(failures) and graded:
-            elsewhere = ~self._on_known_slope(model, C, failures)
-            C = C[elsewhere] if elsewhere.any() else C
-        draw = model.posterior(C).rsample().reshape(-1).numpy()
-        best = int(np.argmax(model.margin(C, draw)))
-        return C[best], bool(model.fails(C[best : best + 1], draw[best : best + 1])[0])
+            return self.cube.uniform(rng, uniform), graded
+        if climb:
+            return around(self.cube, top, rng, _CLIMB_PER_CENTRE, (0.1, 0.05)), graded
+        return np.concatenate([self.cube.uniform(rng, uniform), around(self.cube, top, rng, _PER_CENTRE, (0.1, 0.05))]), graded
 
     def _on_known_slope(self, model: _Model, C: np.ndarray, failures: np.ndarray) -> np.ndarray:
         """Per row of `C`, whether the posterior mean (as a failure margin) rises all along the

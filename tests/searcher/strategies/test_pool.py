@@ -1,0 +1,50 @@
+"""A large `bo-modes` batch draws and scores its candidates once per ask (`pool.py`): far fewer
+posteriors than one per point, the same batch for the same seed and history, and a harvest that
+still spreads over the modes."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from searcher.strategies import make_strategy
+from searcher.strategies.bo import modes
+from searcher.strategies.bo.pool import POOLED_FROM
+from searcher.testing.planted import PlantedRegions
+
+REGIONS = PlantedRegions(dim=6, k=4, volume=0.12, seed=0)
+
+
+def told(seed: int = 0):
+    """`bo-modes` told 300 uniform points of four planted boxes (12% of the cube)."""
+    s = make_strategy("bo-modes", REGIONS.space, seed=seed, budget=4096)
+    X = REGIONS.space.cube.snap(np.random.default_rng(1).random((300, 6)))
+    s.tell(X, REGIONS.loss(X))
+    return s, X
+
+
+@pytest.fixture
+def scored(monkeypatch):
+    """The sizes of the candidate sets scored through the model's posterior."""
+    calls, scores = [], modes._Model.scores
+    monkeypatch.setattr(modes._Model, "scores", lambda self, X: (calls.append(len(X)), scores(self, X))[1])
+    return calls
+
+
+def test_a_batch_from_pooled_from_points_scores_candidates_a_few_times_not_once_a_point(scored):
+    s, _ = told()
+    s.ask(POOLED_FROM - 1, 1)
+    assert len(scored) >= POOLED_FROM - 1  # one batch under the bar: fresh candidates for every point
+    scored.clear()
+    s, _ = told()
+    s.ask(2 * POOLED_FROM, 1)
+    assert len(scored) <= POOLED_FROM // 2
+
+
+def test_a_pooled_batch_is_the_same_for_the_same_seed_and_history_and_spreads_its_harvest():
+    (a, X), (b, _) = told(), told()
+    batch = a.ask(128, 1)
+    np.testing.assert_array_equal(batch, b.ask(128, 1))
+    assert len(np.unique(batch, axis=0)) == 128 and not {r.tobytes() for r in batch} & {r.tobytes() for r in X}
+    found = REGIONS.region_of(batch)
+    assert (found >= 0).sum() >= 128 // 4 and len(np.unique(found[found >= 0])) >= 2  # failures, in more than one mode
