@@ -54,9 +54,10 @@ def test_at_or_under_the_cap_the_cap_changes_nothing():
     assert np.array_equal(capped.ask(8, 3), uncapped.ask(8, 3))
 
 
-def test_resume_past_the_cap_asks_the_same_batch():
+@pytest.mark.parametrize("n", [4, 128])
+def test_resume_past_the_cap_asks_the_same_batch(n):
     """A strategy rebuilt from a 300-point history (told in other batches) and the last state asks
-    what the original asks next, past a cap of 40."""
+    what the original asks next, past a cap of 40 (a batch of 128 from pooled candidates, `pool.py`)."""
     s = told(300, batches=3, max_points=40)
     s.ask(4, 0)
     X, loss = s.history.told()
@@ -68,7 +69,7 @@ def test_resume_past_the_cap_asks_the_same_batch():
         again.tell(X[chunk], loss[chunk])
     again.tell(step, half_failing(step))
     again.restore(state)
-    assert np.array_equal(s.ask(4, 2), again.ask(4, 2))
+    assert np.array_equal(s.ask(n, 2), again.ask(n, 2))
 
 
 def test_a_point_told_before_the_window_is_never_asked_again():
