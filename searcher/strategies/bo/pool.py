@@ -31,8 +31,7 @@ if TYPE_CHECKING:
 __all__ = ["POOLED_FROM", "Pool"]
 
 POOLED_FROM = 64  # a batch of at least this many points draws its candidates once per ask
-_REFILL = 512  # candidates a mode's pool draws at a time
-_LOW = 64  # ... and draws again when fewer than this are left untaken
+_LOW = 64  # a pool draws again when fewer than this are left untaken
 
 
 class Drawn:
