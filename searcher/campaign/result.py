@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 import pandas as pd
 
 from searcher.campaign.store import Store
+from searcher.campaign.unseen import unseen_sentence
 from searcher.errors import ParameterError
 from searcher.objective import FAILURE
 from searcher.validation import checked
@@ -61,22 +62,25 @@ class CampaignResult:
         return generators.vocabulary(name) if name in generators.available() else Vocabulary()
 
     def summary(self) -> str:
-        """The campaign in a few lines: evaluations, failures, target errors, ambiguous trials, and this run's speed."""
+        """The campaign in a few lines: evaluations, failures, target errors, ambiguous trials, how
+        large a failure mode its uniform draws could have missed (`searcher.campaign.unseen`), and this run's speed."""
         if self._trials is None:
             store = Store(self.dir, readonly=True)
             try:
-                n, judged, fails, errors, excluded = store.tally(FAILURE)
+                n, judged, fails, errors, excluded, audited = store.tally(FAILURE)
             finally:
                 store.close()
         else:
             t = self._trials
             n, judged, fails = len(t), int(t["loss"].notna().sum()), int((t["loss"] >= FAILURE).sum())
             errors, excluded = int(t["error"].notna().sum()), int(t["excluded"].notna().sum())
+            audited = int((t["source"].eq("audit") & t["loss"].notna()).sum())
         if not n:
             return f"{self.dir}: no trials yet"
         lines = [
             (f"{self.dir}: {n} evaluations, {fails} failures ({fails / max(1, judged):.1%} of judged), "
              f"{errors} target errors, {excluded} excluded as ambiguous"),
+            unseen_sentence(self.config.get("strategy"), judged, audited),
         ]
         if self.retried[0]:
             lines.append(f"{self.retried[0]} trials that had ended in a target error were evaluated again; "

@@ -374,11 +374,11 @@ class Store:
         return self._db.execute("SELECT COUNT(*) FROM trials WHERE failure = 1").fetchone()[0]
 
     @_reads
-    def tally(self, failure: float) -> tuple[int, int, int, int, int]:
+    def tally(self, failure: float) -> tuple[int, int, int, int, int, int]:
         """Counted by SQLite, no row loaded: trials, those judged (a loss), failures (loss at least
-        `failure`), target errors, and those excluded as ambiguous."""
-        row = self._db.execute("SELECT COUNT(*), COUNT(loss), COALESCE(SUM(loss >= ?), 0), COUNT(error), COUNT(excluded) FROM trials",
-                               (failure,)).fetchone()
+        `failure`), target errors, those excluded as ambiguous, and the audit sample's judged."""
+        row = self._db.execute("SELECT COUNT(*), COUNT(loss), COALESCE(SUM(loss >= ?), 0), COUNT(error), COUNT(excluded), "
+                               "COALESCE(SUM(source = 'audit' AND loss IS NOT NULL), 0) FROM trials", (failure,)).fetchone()
         return tuple(int(v) for v in row)
 
     @_reads
