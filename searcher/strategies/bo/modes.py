@@ -68,6 +68,7 @@ LIKELIHOODS = ("auto", "gaussian", "dirichlet")
 INSIDE = ("never", "always", "earned")
 EXPLORE = ("draw", "climb")
 EXPLORE_WHEN = ("scheduled", "hopeful")
+UNIFORM = ("never", "earned")
 ANYWHERE_RULES = ("always", "earned")
 _PREMIUM = 0.1  # by how much a draw of the span's hit rate must beat the steps' for `inside="earned"` to harvest inside
 _ANYWHERE_PREMIUM = 0.05  # how far below a draw of the modes' hit rate the anywhere draws' may fall (`anywhere_rule="earned"`)
@@ -87,6 +88,7 @@ _GAP = 0.15  # a told point within this fraction of |f - g| of their midpoint se
 _SEGMENT = np.array([0.25, 0.5, 0.75])
 _ANYWHERE_ARM = 2  # the anywhere draws' row of the harvest's record
 _SPAN = 3  # failures of a mode each harvesting candidate (with `inside`) is a convex combination of
+_GOOD_TURING_PRIOR = 0.5  # the singletons a uniform arm's chance starts from (Jeffreys)
 _SURE_ANYWHERE = 0.95  # the `p_fail` an `anywhere` draw must have (lower lost failures: docs/search.md)
 
 
@@ -117,6 +119,9 @@ class ModesAblation:
             `p_fail` is at least this fraction of the best (1: the likeliest to fail).
         probe: settle with a point at the midpoint whether a failure the kernel counts against a
             larger mode beside it shares that mode's region.
+        uniform: "earned" (a harvesting point is drawn uniformly instead where a draw of the chance
+            that a uniform point finds a mode not yet found beats a draw of the harvest's value, a
+            failure in the least crowded mode: `_uniform_arm`) or "never".
     """
 
     model: str = "gp"
@@ -127,6 +132,7 @@ class ModesAblation:
     explore_when: str = "hopeful"
     near_best: float = 0.8
     probe: bool = False
+    uniform: str = "never"
 
     def __post_init__(self) -> None:
         owner = type(self).__name__
@@ -139,6 +145,7 @@ class ModesAblation:
             "explore_when": check_choice("explore_when", self.explore_when, EXPLORE_WHEN, owner=owner),
             "near_best": check_number("near_best", self.near_best, 0.0, 1.0, open_low=True, owner=owner),
             "probe": check_flag("probe", self.probe, owner=owner),
+            "uniform": check_choice("uniform", self.uniform, UNIFORM, owner=owner),
         }
         for name, value in checked.items():  # "true" as the command line gives it -> True, 1 -> 1.0
             object.__setattr__(self, name, value)
@@ -209,6 +216,7 @@ class FailureModes(CarriedGP):
         self._arms = np.zeros((3, 2))  # rows: steps, inside, anywhere; columns: harvesting points told, of which failed
         self._pending: dict[bytes, int] = {}  # harvesting points asked and not yet told: their arm
         self._answered: set[bytes] = set()  # every point answered, never proposed again (kept as told: a step costs no pass over the history)
+        self._uniform: list[int] = []  # the told indices of the points drawn uniformly (`uniform="earned"`)
         self.budget = _HORIZON if budget is None else check_int("budget", budget, 1)
         self.n_init = min(check_int("n_init", n_init, 1), max(1, self.budget // 2))
         self.early, self.late = check_number("early", early, 0.0, 1.0), check_number("late", late, 0.0, 1.0)
@@ -233,6 +241,7 @@ class FailureModes(CarriedGP):
             failures = X[loss >= FAILURE]
             modes = self._modes(failures, model)
             counts, probes = self._crowding(failures, modes, model, X, loss)
+            found = self._uniform_found(rows, loss, modes) if self.ablation.uniform == "earned" else None
             seen = set(self._answered)
             chosen: list[np.ndarray] = []
             self._pending = {}
@@ -243,6 +252,10 @@ class FailureModes(CarriedGP):
                     while probes and x is None:
                         x = probes.pop(0)
                         x = None if x.tobytes() in seen else x
+                    if x is None and found is not None and self._uniform_arm(found, counts, rng):
+                        x = self._uniform_point(seen, rng)
+                        if x is not None:
+                            self._uniform.append(index)
                     if x is None and model is not None and _on_schedule(index, self.ablation.anywhere) and self._anywhere_arm(rng):
                         x = self._draw_anywhere(model, seen, rng, pool)
                         if x is not None:
@@ -273,14 +286,16 @@ class FailureModes(CarriedGP):
                 self._arms[arm] += (1, value >= FAILURE)
 
     def state(self) -> dict[str, Any]:
-        """The carried GP's state and the harvest's counts per arm."""
-        return {**super().state(), "arms": self._arms.tolist()}
+        """The carried GP's state, the harvest's counts per arm, and (`uniform="earned"`) the uniform draws' indices."""
+        state = {**super().state(), "arms": self._arms.tolist()}
+        return {**state, "uniform": list(self._uniform)} if self.ablation.uniform != "never" else state
 
     def restore(self, state: dict[str, Any]) -> None:
         """Sets what `state()` saved."""
         super().restore(state)
         arms = np.array(state.get("arms", np.zeros((0, 2))), float).reshape(-1, 2)
         self._arms = np.vstack([arms, np.zeros((3 - len(arms), 2))])  # a state saved before the anywhere arm has two rows
+        self._uniform = [int(i) for i in state.get("uniform", [])]
 
     def _span_arm(self, rng: np.random.Generator) -> bool:
         """Whether this harvesting point is drawn inside the modes' spans (the module docstring, 3)."""
@@ -297,6 +312,41 @@ class FailureModes(CarriedGP):
             return True
         harvest = _draw_rate(self._arms[:2].sum(0), rng)
         return bool(_draw_rate(self._arms[_ANYWHERE_ARM], rng) > harvest - _ANYWHERE_PREMIUM)
+
+    def _uniform_found(self, rows: np.ndarray, loss: np.ndarray, modes: np.ndarray) -> tuple[int, int]:
+        """`(singletons, drawn)` of the answered uniform draws among the step's rows `rows` (their
+        `loss`; `modes` per failure): the modes a uniform draw found first and exactly one failed
+        in, and how many draws there are. Good-Turing: `singletons / drawn` estimates the chance
+        that the next uniform draw fails in a mode nothing has found yet (modes the search found
+        first are not the uniform draws' to count)."""
+        told = np.flatnonzero(~np.isnan(self.history.told()[1]))[rows]  # the told index of each row the step sees
+        uniform = np.isin(told, self._uniform)
+        if not len(modes):
+            return 0, int(uniform.sum())
+        failed = loss >= FAILURE
+        first = np.full(modes.max() + 1, np.iinfo(int).max)
+        np.minimum.at(first, modes, told[failed])
+        hits = np.bincount(modes[uniform[failed]], minlength=len(first))
+        return int(((hits == 1) & np.isin(first, told[uniform])).sum()), int(uniform.sum())
+
+    def _uniform_arm(self, found: tuple[int, int], counts: np.ndarray, rng: np.random.Generator) -> bool:
+        """Whether a harvesting point is drawn uniformly instead (`uniform="earned"`): where a draw of
+        the chance that a uniform draw finds a new mode (a Beta posterior of the Good-Turing estimate,
+        `found`) beats a draw of the harvest's hit rate times what one more failure adds to the least
+        crowded mode, `1 / (1 + failures near it)` (the gain in `sum log(1 + failures)` over the
+        modes, where a new mode's first failure adds about 1)."""
+        singletons, drawn = found
+        chance = float(rng.beta(_GOOD_TURING_PRIOR + singletons, 1 + drawn - singletons))
+        harvest = _draw_rate(self._arms[:2].sum(0), rng)
+        return bool(chance > harvest / (1.0 + counts.min()))
+
+    def _uniform_point(self, seen: set[bytes], rng: np.random.Generator) -> np.ndarray | None:
+        """A uniform point the target judges and nobody asked (None after a few tries: a cube nearly all asked)."""
+        for _ in range(8):
+            x = self.cube.uniform(rng, 1)
+            if self._proposable(x, seen)[0]:
+                return x[0]
+        return None
 
     def _gives_up(self, index: int) -> bool:
         """Whether an exploring point with this index whose draw puts no failure where it picks

@@ -403,7 +403,7 @@ def test_the_ablation_switches_are_one_option_not_the_strategys_own():
 
     switches = [f.name for f in dataclasses.fields(modes.ModesAblation)]
     assert not set(switches) & set(STRATEGIES.options("bo-modes")) and "ablation" in STRATEGIES.options("bo-modes")
-    assert sorted(MOVED_OPTIONS["bo-modes"][1]) == sorted(switches)
+    assert sorted(MOVED_OPTIONS["bo-modes"][1]) == sorted(set(switches) - {"uniform"})  # `uniform` came after the move, a switch from the start
     s = make_strategy("bo-modes", CUBE3, ablation={"probe": "true", "anywhere": 0})
     assert s.ablation == modes.ModesAblation(probe=True, anywhere=0.0) and s.ablation.changed() == {"anywhere": 0.0, "probe": True}
     assert make_strategy("bo-modes", CUBE3).ablation == modes.ModesAblation() and not modes.ModesAblation().changed()
@@ -601,3 +601,45 @@ def test_harvesting_anywhere_draws_from_the_whole_failing_set(monkeypatch):
     monkeypatch.setattr(modes, "_SURE_ANYWHERE", 0.5)
     assert (draws() >= 0).mean() < (region >= 0).mean() - 0.1
     assert make_strategy("bo-modes", CUBE3, seed=0, ablation={"anywhere": 0.5}).ablation.anywhere == 0.5
+
+
+def test_uniform_draws_count_the_modes_they_found_first_and_failed_in_once():
+    """The Good-Turing reading of the uniform draws (`uniform="earned"`): of four modes, the first
+    was found by the search before any draw failed there, the second by a draw and once, the third
+    by a draw and twice, the fourth by a draw once with the search's failures after it. Singletons:
+    the second and the fourth; draws: every uniform point answered, failed or not."""
+    s = make_strategy("bo-modes", CUBE3, seed=0, ablation={"uniform": "earned"})
+    loss = np.array([1, 1, 0, 1, 1, 1, 0, 1, 1, 1], float)  # told in this order
+    modes_told = np.array([0, 0, -1, 1, 2, 2, -1, 3, 3, 3])  # -1: a pass
+    s._uniform = [1, 2, 3, 4, 5, 6, 7]  # the draws: a failure in mode 0 after the search's, two passes, 1, 2, 2, 3
+    s.tell(np.random.default_rng(0).random((10, 3)), loss)
+    failed = loss >= FAILURE
+    assert s._uniform_found(np.arange(10), loss, modes_told[failed]) == (2, 7)
+    assert s._uniform_found(np.arange(4, 10), loss[4:], modes_told[4:][loss[4:] >= FAILURE] - 2) == (1, 4)  # the rows a step sees
+
+
+def test_the_uniform_arm_draws_while_draws_find_new_modes_and_seldom_once_they_stop():
+    """With 8 modes found once each in 20 uniform draws, a harvesting point is nearly always drawn
+    uniformly instead; with none in 200 draws and modes of 40 failures, seldom."""
+    s = make_strategy("bo-modes", CUBE3, seed=0, ablation={"uniform": "earned"})
+    rng = np.random.default_rng(0)
+    s._arms = np.array([[80.0, 60.0], [0.0, 0.0], [0.0, 0.0]])
+    assert np.mean([s._uniform_arm((8, 20), np.array([10.0, 12.0]), rng) for _ in range(500)]) > 0.9
+    assert np.mean([s._uniform_arm((0, 200), np.array([40.0, 45.0]), rng) for _ in range(500)]) < 0.1
+
+
+def test_uniform_draws_are_made_on_a_0_1_landscape_kept_in_the_state_and_resume_exactly():
+    """On `PLANTED` answered 0/1, `uniform="earned"` draws some harvesting points uniformly; the
+    state keeps their indices, and a strategy restored from it asks the same points next. The
+    default draws none and keeps no such key."""
+    options = {"budget": 120, "ablation": {"uniform": "earned"}}
+    s = make_strategy("bo-modes", CUBE3, seed=0, **options)
+    X = run_on(s, lambda X: PLANTED.loss(X, score=False), 20)
+    assert 0 < len(s._uniform) < 60 and all(20 <= i < 80 for i in s._uniform)
+    again = make_strategy("bo-modes", CUBE3, seed=0, **options)
+    again.tell(X, PLANTED.loss(X, score=False))
+    again.restore(s.state())
+    np.testing.assert_array_equal(again.ask(4, 20), s.ask(4, 20))
+    default = make_strategy("bo-modes", CUBE3, seed=0, budget=120)
+    run_on(default, lambda X: PLANTED.loss(X, score=False), 20)
+    assert not default._uniform and "uniform" not in default.state()
