@@ -77,7 +77,8 @@ _NEIGHBOURS = 6  # failures each failure may join (the nearest)
 _REACH = 0.35  # ... if within this normalised distance
 _PER_CENTRE = 32
 _CENTRES = 8
-_POOL_PER_CENTRE = 64  # a pooled batch draws a mode's candidates twice as many at a time (`pool.py`)
+_POOL_CENTRES = 32  # a pooled batch steps around this many of a mode's failures, spread over it (`pool.py`) ...
+_POOL_PER_CENTRE = 16  # ... this many steps each: twice the candidates a point asked alone draws
 _UNIFORM = 512
 _TOP_PASSES = 8
 _CLIMB_PER_CENTRE = 96  # neighbours per top pass with `explore="climb"` (768 candidates, as the draw's 512 + 256)
@@ -510,7 +511,7 @@ class FailureModes(CarriedGP):
             spanned = _spanned(span, len(members))
             if pool is not None:
                 drawn = pool.drawn((mode, spanned), lambda members=members, spanned=spanned: self._mode_candidates(
-                    members, spanned, rng, _POOL_PER_CENTRE))
+                    members, spanned, rng, _POOL_PER_CENTRE, _POOL_CENTRES))
                 free = drawn.free(self, seen)
                 pooled.append((drawn, free))
                 candidates.append(drawn.C[free])
@@ -573,13 +574,30 @@ class FailureModes(CarriedGP):
             return None
         return C[rng.choice(ok, p=p[ok] / p[ok].sum())]
 
-    def _mode_candidates(self, members: np.ndarray, spanned: bool, rng: np.random.Generator, per_centre: int) -> np.ndarray:
+    def _mode_candidates(self, members: np.ndarray, spanned: bool, rng: np.random.Generator, per_centre: int,
+                         centres: int = _CENTRES) -> np.ndarray:
         """A mode's harvesting candidates: `_CENTRES * per_centre` points of the span of its failures
-        `members`, or `per_centre` steps around each of up to `_CENTRES` of them."""
+        `members`, or `per_centre` steps around each of up to `_CENTRES` of them drawn at random (a
+        point asked alone); with more `centres` (a pooled batch, whose candidates serve every point
+        of it), `centres * per_centre` steps around up to `centres` failures spread over the mode by
+        farthest-point traversal, so a part of the mode its few failures hold is stepped around as
+        well as the part most failures crowd."""
         if spanned:
             return self._inside(members, rng, _CENTRES * per_centre)
-        centres = members[rng.choice(len(members), min(_CENTRES, len(members)), replace=False)]
-        return around(self.cube, centres, rng, per_centre)
+        if centres == _CENTRES:
+            return around(self.cube, members[rng.choice(len(members), min(_CENTRES, len(members)), replace=False)], rng, per_centre)
+        taken = self._spread(members, centres, rng)
+        return around(self.cube, members[taken], rng, centres * per_centre // len(taken))  # as many for a mode of few failures
+
+    def _spread(self, members: np.ndarray, k: int, rng: np.random.Generator) -> np.ndarray:
+        """Indices of up to `k` of `members` spread over them: from a random one, each next the
+        farthest from those taken (Gonzalez's traversal)."""
+        taken = [int(rng.integers(len(members)))]
+        nearest = self._distance(members, members[taken[0]][None])[:, 0]
+        while len(taken) < min(k, len(members)):
+            taken.append(int(np.argmax(nearest)))
+            nearest = np.minimum(nearest, self._distance(members, members[taken[-1]][None])[:, 0])
+        return np.array(taken)
 
     def _inside(self, members: np.ndarray, rng: np.random.Generator, n: int) -> np.ndarray:
         """`n` convex combinations of `_SPAN` of the mode's failures each (flat Dirichlet weights), snapped:
