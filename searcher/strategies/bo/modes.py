@@ -579,7 +579,7 @@ class FailureModes(CarriedGP):
         """A mode's harvesting candidates: `_CENTRES * per_centre` points of the span of its failures
         `members`, or `per_centre` steps around each of up to `_CENTRES` of them drawn at random (a
         point asked alone); with more `centres` (a pooled batch, whose candidates serve every point
-        of it), `centres * per_centre` steps around up to `centres` failures spread over the mode by
+        of it), `per_centre` steps around each of up to `centres` failures spread over the mode by
         farthest-point traversal, so a part of the mode its few failures hold is stepped around as
         well as the part most failures crowd."""
         if spanned:
@@ -587,7 +587,7 @@ class FailureModes(CarriedGP):
         if centres == _CENTRES:
             return around(self.cube, members[rng.choice(len(members), min(_CENTRES, len(members)), replace=False)], rng, per_centre)
         taken = self._spread(members, centres, rng)
-        return around(self.cube, members[taken], rng, centres * per_centre // len(taken))  # as many for a mode of few failures
+        return around(self.cube, members[taken], rng, per_centre)
 
     def _spread(self, members: np.ndarray, k: int, rng: np.random.Generator) -> np.ndarray:
         """Indices of up to `k` of `members` spread over them: from a random one, each next the

@@ -6,8 +6,8 @@ draw from the failing set at large, 768 for an exploring point's Thompson draw. 
 that made an ask take half a minute (`benchmarks/proposal_cost.py`). From `POOLED_FROM` points a
 batch draws each kind of candidate once, scores it once, and its points take from these pools:
 
-- a mode's candidates (steps around its failures, or points of its span) are drawn again, and
-  scored, only when fewer than `_LOW` are left that no point has taken;
+- a mode's candidates (steps around failures spread over it, or points of its span) are drawn
+  again, and scored, only when fewer than `_LOW` are left that no point has taken;
 - each exploring point reads its own sample of one joint posterior draw over the exploring pool
   (parallel Thompson sampling: a draw per point, on candidates they share), and keeps away from
   the failures and from every point chosen before it, as one asked alone does;

@@ -38,7 +38,7 @@ def test_a_batch_from_pooled_from_points_scores_candidates_a_few_times_not_once_
     scored.clear()
     s, _ = told()
     s.ask(2 * POOLED_FROM, 1)
-    assert len(scored) <= POOLED_FROM // 2
+    assert len(scored) <= POOLED_FROM // 2 + 16  # a mode of one failure has 16 candidates, drawn again as they are taken
 
 
 def test_a_pooled_batch_is_the_same_for_the_same_seed_and_history_and_spreads_its_harvest():
