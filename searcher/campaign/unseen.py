@@ -2,7 +2,7 @@
 
 A count of the modes a campaign missed cannot be read off a sample of a campaign's size: modes no
 draw hit leave no trace, and Chao1's 95% interval, even given every failure's true region, holds
-the planted count in 40% of campaigns of 400 uniform draws (`lab/missing_modes.py`,
+the planted count in far fewer campaigns than it promises (`lab/missing_modes.py`,
 docs/results.md#the-benchmark-suite). What uniform draws do bound is how large a mode they could
 have missed: `n` independent draws all miss a mode filling a share `v` of the space with
 probability `(1 - v)^n`, so a mode of at least `1 - (1 - confidence)^(1/n)` would have been hit by
@@ -13,16 +13,15 @@ kind, because it chose where to look.
 
 from __future__ import annotations
 
+from searcher.causal import UNIFORM_STRATEGIES
 from searcher.validation import check_int, check_number
 
-__all__ = ["UNIFORM_SEARCHES", "missed_share", "uniform_draws", "unseen_sentence"]
-
-UNIFORM_SEARCHES = ("random", "sobol")  # strategies whose every point is a uniform draw of the space
+__all__ = ["missed_share", "uniform_draws", "unseen_sentence"]
 
 
 def uniform_draws(strategy: str | None, judged: int, audited: int) -> int:
     """The judged trials that are uniform draws: all of them for a uniform strategy, else the audit sample's."""
-    return judged if strategy in UNIFORM_SEARCHES else audited
+    return judged if strategy in UNIFORM_STRATEGIES else audited
 
 
 def missed_share(n: int, confidence: float = 0.95) -> float:
@@ -40,6 +39,6 @@ def unseen_sentence(strategy: str | None, judged: int, audited: int) -> str:
     if not n:
         return ("No uniform draws, so nothing bounds the failure modes this search may have missed: "
                 "`--audit 0.1` spends a tenth of the budget on them.")
-    who = "the random search's" if strategy in UNIFORM_SEARCHES else "the audit sample's"
+    who = f"the {strategy} search's" if strategy in UNIFORM_STRATEGIES else "the audit sample's"
     return (f"A failure mode filling at least {missed_share(n):.2%} of the space would have been hit, with 95% probability, by "
             f"one of {who} {n} uniform draws; smaller ones may be missing, and their number cannot be estimated from the draws.")

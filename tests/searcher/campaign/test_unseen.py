@@ -24,7 +24,7 @@ def test_no_draw_bounds_nothing_and_a_bad_count_is_named():
 
 
 def test_the_sentence_counts_a_uniform_strategys_trials_or_the_audit_sample_and_says_how_to_get_one():
-    assert "random search's 400 uniform draws" in unseen_sentence("random", 400, 0)
+    assert "random search's 400 uniform draws" in unseen_sentence("random", 400, 0) and "sobol search's" in unseen_sentence("sobol", 9, 0)
     assert "0.75%" in unseen_sentence("random", 400, 0)
     assert "audit sample's 40 uniform draws" in unseen_sentence("bo-modes", 400, 40)
     assert "--audit" in unseen_sentence("bo-modes", 400, 0)
