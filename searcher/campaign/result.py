@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 import pandas as pd
 
 from searcher.campaign.store import Store
-from searcher.campaign.unseen import unseen_sentence
+from searcher.campaign.unseen import audit_judged, unseen_sentence
 from searcher.errors import ParameterError
 from searcher.objective import FAILURE
 from searcher.validation import checked
@@ -74,7 +74,7 @@ class CampaignResult:
             t = self._trials
             n, judged, fails = len(t), int(t["loss"].notna().sum()), int((t["loss"] >= FAILURE).sum())
             errors, excluded = int(t["error"].notna().sum()), int(t["excluded"].notna().sum())
-            audited = int((t["source"].eq("audit") & t["loss"].notna()).sum())
+            audited = audit_judged(t)
         if not n:
             return f"{self.dir}: no trials yet"
         lines = [

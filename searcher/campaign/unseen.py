@@ -13,10 +13,17 @@ kind, because it chose where to look.
 
 from __future__ import annotations
 
+import pandas as pd
+
 from searcher.causal import UNIFORM_STRATEGIES
 from searcher.validation import check_int, check_number
 
-__all__ = ["missed_share", "uniform_draws", "unseen_sentence"]
+__all__ = ["audit_judged", "missed_share", "uniform_draws", "unseen_sentence"]
+
+
+def audit_judged(trials: pd.DataFrame) -> int:
+    """The audit sample's trials that got a judgement (what `Store.tally` counts in SQLite)."""
+    return int((trials["source"].eq("audit") & trials["loss"].notna()).sum())
 
 
 def uniform_draws(strategy: str | None, judged: int, audited: int) -> int:

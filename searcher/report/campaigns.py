@@ -19,7 +19,7 @@ import pandas as pd
 
 from searcher.analysis.modes import diversity, new_failures
 from searcher.campaign import CampaignResult
-from searcher.campaign.unseen import unseen_sentence
+from searcher.campaign.unseen import audit_judged, unseen_sentence
 from searcher.export.source import Source
 from searcher.report.gallery import Gallery
 from searcher.report.page import Examples, Figure, Table, png_figure
@@ -130,7 +130,7 @@ def campaign_summary(result: CampaignResult, row: pd.Series, src: Source) -> str
             f"{c.get('target')} target ({src.task}), seed {c.get('seed')}" + (f", {audit} evaluations from a uniform audit sample" if audit else "")
             + f". {landed}: {found}; {_count(int(row['errors']), 'evaluation')} got no answer from the target (never counted as "
             f"failures) and {row['excluded']} {'was' if row['excluded'] == 1 else 'were'} excluded as ambiguous. "
-            f"{unseen_sentence(c.get('strategy'), judged, int((t['source'].eq('audit') & t['loss'].notna()).sum()))} {_when([result])}")
+            f"{unseen_sentence(c.get('strategy'), judged, audit_judged(t))} {_when([result])}")
 
 
 def comparison_summary(table: pd.DataFrame, results: Sequence[CampaignResult]) -> str:

@@ -511,7 +511,7 @@ class FailureModes(CarriedGP):
             spanned = _spanned(span, len(members))
             if pool is not None:
                 drawn = pool.drawn((mode, spanned), lambda members=members, spanned=spanned: self._mode_candidates(
-                    members, spanned, rng, _POOL_PER_CENTRE, _POOL_CENTRES))
+                    members, spanned, rng, _POOL_PER_CENTRE, spread=True))
                 free = drawn.free(self, seen)
                 pooled.append((drawn, free))
                 candidates.append(drawn.C[free])
@@ -575,18 +575,19 @@ class FailureModes(CarriedGP):
         return C[rng.choice(ok, p=p[ok] / p[ok].sum())]
 
     def _mode_candidates(self, members: np.ndarray, spanned: bool, rng: np.random.Generator, per_centre: int,
-                         centres: int = _CENTRES) -> np.ndarray:
+                         spread: bool = False) -> np.ndarray:
         """A mode's harvesting candidates: `_CENTRES * per_centre` points of the span of its failures
         `members`, or `per_centre` steps around each of up to `_CENTRES` of them drawn at random (a
-        point asked alone); with more `centres` (a pooled batch, whose candidates serve every point
-        of it), `per_centre` steps around each of up to `centres` failures spread over the mode by
-        farthest-point traversal, so a part of the mode its few failures hold is stepped around as
-        well as the part most failures crowd."""
+        point asked alone); with `spread` (a pooled batch, whose candidates serve every point of
+        it), around each of up to `_POOL_CENTRES` failures spread over the mode by farthest-point
+        traversal, so a part of the mode its few failures hold is stepped around as well as the part
+        most failures crowd."""
         if spanned:
             return self._inside(members, rng, _CENTRES * per_centre)
-        if centres == _CENTRES:
-            return around(self.cube, members[rng.choice(len(members), min(_CENTRES, len(members)), replace=False)], rng, per_centre)
-        taken = self._spread(members, centres, rng)
+        if spread:
+            taken = self._spread(members, _POOL_CENTRES, rng)
+        else:
+            taken = rng.choice(len(members), min(_CENTRES, len(members)), replace=False)
         return around(self.cube, members[taken], rng, per_centre)
 
     def _spread(self, members: np.ndarray, k: int, rng: np.random.Generator) -> np.ndarray:

@@ -61,7 +61,7 @@ def test_a_pooled_batch_steps_around_the_few_failures_of_a_mode_as_well_as_its_c
     members = np.concatenate([crowded, 0.8 + 0.02 * rng.standard_normal((3, 6))])
     near_few = []
     for seed in range(20):
-        C = s._mode_candidates(members, False, np.random.default_rng(seed), modes._POOL_PER_CENTRE, modes._POOL_CENTRES)
+        C = s._mode_candidates(members, False, np.random.default_rng(seed), modes._POOL_PER_CENTRE, spread=True)
         near_few.append(np.mean(np.abs(C - 0.8).max(axis=1) < 0.3))
     assert min(near_few) >= 1 / modes._POOL_CENTRES
     alone = [np.mean(np.abs(s._mode_candidates(members, False, np.random.default_rng(seed), modes._PER_CENTRE) - 0.8).max(axis=1) < 0.3)
