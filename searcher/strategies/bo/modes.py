@@ -34,7 +34,7 @@ from __future__ import annotations
 import dataclasses
 import itertools
 import math
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -442,7 +442,7 @@ class FailureModes(CarriedGP):
         if model is not None and len(src):
             ts = _SEGMENT[None, :, None]
             between = (failures[src][:, None] * (1 - ts) + failures[dst][:, None] * ts).reshape(-1, self.dim)
-            joined = (model.p_fail(between).reshape(-1, len(_SEGMENT)) >= 0.5).all(axis=1)
+            joined = model.leans(between).reshape(-1, len(_SEGMENT)).all(axis=1)
             src, dst = src[joined], dst[joined]
         graph = coo_matrix((np.ones(len(src)), (src, dst)), shape=(n, n))
         return connected_components(graph, directed=False)[1]
@@ -504,7 +504,7 @@ class FailureModes(CarriedGP):
         """The best harvesting point of the best mode, or (None, None) if no mode has a new candidate;
         inside the modes' spans if `span` (a mode of one failure: steps); from `pool`'s candidates if given."""
         best, best_value, best_mode = None, -np.inf, None
-        spread_from = np.concatenate([failures, np.array(chosen)]) if chosen else failures
+        spread_from = np.concatenate([failures, np.array(chosen)]) if chosen and pool is None else failures  # a pool keeps its own
         members_of = [failures[modes == mode] for mode in range(len(counts))]
         candidates, pooled = [], []
         for mode, members in enumerate(members_of):
@@ -512,7 +512,7 @@ class FailureModes(CarriedGP):
             if pool is not None:
                 drawn = pool.drawn((mode, spanned), lambda members=members, spanned=spanned: self._mode_candidates(
                     members, spanned, rng, _POOL_PER_CENTRE, spread=True))
-                free = drawn.free(self, seen)
+                free = drawn.free(seen)
                 pooled.append((drawn, free))
                 candidates.append(drawn.C[free])
                 continue
@@ -540,9 +540,11 @@ class FailureModes(CarriedGP):
                 C = candidates[mode]
                 if log_p.max() >= math.log(_SURE):
                     good = np.flatnonzero(log_p >= math.log(self.ablation.near_best) + log_p.max())
-                    pick = good[np.argmax(self._nearest(C[good], spread_from))]
+                    far = self._nearest(C[good], spread_from) if pool is None else pooled[mode][0].nearest(failures)[pooled[mode][1]][good]
+                    pick = good[np.argmax(far)]
                 else:
-                    pick = int(np.argmin(self._nearest(C, members_of[mode])))  # the model does not believe the mode
+                    near = self._nearest(C, members_of[mode]) if pool is None else pooled[mode][0].nearest_member(members_of[mode])[pooled[mode][1]]
+                    pick = int(np.argmin(near))  # the model does not believe the mode
                 value = log_p[pick] - crowding[mode]
                 if value > best_value or (best_mode is not None and value == best_value and mode < best_mode):  # as in index order
                     best, best_value, best_mode = C[pick], value, mode
@@ -567,7 +569,7 @@ class FailureModes(CarriedGP):
             p = model.p_fail(C) if len(C) else np.zeros(0)
         else:
             drawn = pool.drawn("anywhere", lambda: self.cube.uniform(rng, 4 * _UNIFORM))
-            free = drawn.free(self, seen)
+            free = drawn.free(seen)
             C, p = drawn.C[free], np.exp(drawn.log_p()[free])
         ok = np.flatnonzero(p >= _SURE_ANYWHERE)
         if not len(ok):
@@ -679,7 +681,7 @@ class FailureModes(CarriedGP):
         nearest = self._closest(C, failures)[1]
         ts = _SEGMENT[None, :, None]
         between = (C[:, None] * (1 - ts) + failures[nearest][:, None] * ts).reshape(-1, self.dim)
-        here, along = model.scores(C)[1], model.scores(between)[1]
+        here, along = model.means(C), model.means(between)
         return (along.reshape(-1, len(_SEGMENT)) >= here[:, None]).all(axis=1)
 
 
@@ -759,20 +761,43 @@ class _Model:
         """Posterior probability that the score at each row of `X` is on the failing side of the threshold."""
         return np.exp(self.scores(X)[0])
 
+    def leans(self, X: np.ndarray) -> np.ndarray:
+        """Per row of `X`, whether `p_fail >= 1/2`: the posterior mean on the failing side of the
+        threshold or on it, read from the mean alone (no posterior variance: a fraction of the cost)."""
+        mean = np.concatenate([m for m, _ in self._moments(X, variances=False)])
+        sign = 1.0 if self.sign is None else self.sign(X)
+        return sign * (mean - self.threshold) >= 0
+
+    def means(self, X: np.ndarray) -> np.ndarray:
+        """Per row of `X`, the posterior mean as a `margin` (`scores`' second part, without the variances)."""
+        return self.margin(X, np.concatenate([m for m, _ in self._moments(X, variances=False)]))
+
     def scores(self, X: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Per row of `X`, log `p_fail` (which still ranks points where `p_fail` underflows to 0) and the
         posterior mean as a `margin`."""
         out, means = [], []
-        for chunk in np.array_split(X, max(1, len(X) // 256)):
-            with torch.no_grad():
-                if self._difference is None:
-                    post = self.posterior(chunk)
-                    mean, variance = post.mean.reshape(-1), post.variance.reshape(-1)
-                else:  # the classes' GPs are independent: the difference's variance is the sum of theirs (no joint covariance formed)
-                    post = self.gp.posterior(torch.tensor(chunk))
-                    mean, variance = post.mean[:, 1] - post.mean[:, 0], post.variance.sum(-1)
-            mean, sd = mean.numpy(), variance.clamp_min(1e-12).sqrt().numpy()
+        for (mean, variance), chunk in zip(self._moments(X), _chunks(X)):
+            sd = np.sqrt(variance)
             sign = 1.0 if self.sign is None else self.sign(chunk)
             out.append(norm.logsf(sign * (self.threshold - mean) / sd))
             means.append(self.margin(chunk, mean))
         return np.concatenate(out), np.concatenate(means)
+
+    def _moments(self, X: np.ndarray, variances: bool = True) -> Iterator[tuple[np.ndarray, np.ndarray | None]]:
+        """The posterior mean and variance of the score (`variances=False`: the mean, and None) per chunk of `_chunks(X)`."""
+        for chunk in _chunks(X):
+            with torch.no_grad(), gpytorch.settings.skip_posterior_variances(not variances):
+                if self._difference is None:
+                    post = self.posterior(chunk)
+                    mean = post.mean.reshape(-1)
+                    variance = post.variance.reshape(-1) if variances else None
+                else:  # the classes' GPs are independent: the difference's variance is the sum of theirs (no joint covariance formed)
+                    post = self.gp.posterior(torch.tensor(chunk))
+                    mean = post.mean[:, 1] - post.mean[:, 0]
+                    variance = post.variance.sum(-1) if variances else None
+            yield mean.numpy(), None if variance is None else variance.clamp_min(1e-12).numpy()
+
+
+def _chunks(X: np.ndarray) -> list[np.ndarray]:
+    """`X` in blocks of about 256 rows: the posterior's memory stays O(256 x training rows)."""
+    return np.array_split(X, max(1, len(X) // 256))

@@ -35,29 +35,65 @@ _LOW = 64  # a pool draws again when fewer than this are left untaken
 
 
 class Drawn:
-    """Candidates of one kind, drawn again by `draw` when few are left, scored by `model` when first asked."""
+    """Candidates of one kind, drawn again by `draw` when few are left, scored by `model` when first
+    asked. Which are still open (judged, never asked, untaken) and how far each lies from the
+    failures and the points chosen are kept up to date from the points chosen since the last look,
+    so a point of the batch costs what it chose, not a pass over every candidate."""
 
-    def __init__(self, draw: Callable[[], np.ndarray], model: _Model, dim: int) -> None:
-        self._draw, self._model = draw, model
-        self.C = np.zeros((0, dim))
+    def __init__(self, pool: Pool, draw: Callable[[], np.ndarray]) -> None:
+        self._pool, self._draw = pool, draw
+        self.C = np.zeros((0, pool.s.dim))
         self._log_p: np.ndarray | None = None
+        self._open = np.zeros(0, bool)
+        self._key: dict[bytes, int] = {}  # a candidate's bytes -> its row
+        self._looked = 0  # the pool's chosen points already closed here
+        self._near: np.ndarray | None = None  # per candidate, the distance to the nearest of `spread_from` and the chosen
+        self._near_upto = 0  # ... up to this many chosen
+        self._members_near: np.ndarray | None = None  # per candidate, the distance to the nearest failure of its mode
 
-    def free(self, strategy: FailureModes, seen: set[bytes]) -> np.ndarray:
-        """Which candidates no point has taken (and the target judges), after drawing more if few are."""
-        free = strategy._proposable(self.C, seen)
-        if free.sum() < _LOW:
+    def free(self, seen: set[bytes]) -> np.ndarray:
+        """Which candidates no point has taken (and the target judges), after drawing more if few
+        are (`seen`: every point answered or chosen, which new candidates are checked against)."""
+        chosen = self._pool.chosen
+        for x in chosen[self._looked :]:
+            row = self._key.get(x.tobytes())
+            if row is not None:
+                self._open[row] = False
+        self._looked = len(chosen)
+        if self._open.sum() < _LOW:
             new = self._draw()
-            self.C = np.concatenate([self.C[free], new])
+            kept = self._open
+            self.C = np.concatenate([self.C[kept], new])
+            self._open = np.concatenate([np.ones(int(kept.sum()), bool), self._pool.s._proposable(new, seen)])
+            self._key = {row.tobytes(): i for i, row in enumerate(self.C)}
             if self._log_p is not None:
-                self._log_p = np.concatenate([self._log_p[free], self._model.scores(new)[0]])
-            free = strategy._proposable(self.C, seen)
-        return free
+                self._log_p = np.concatenate([self._log_p[kept], self._pool.model.scores(new)[0]])
+            self._near = self._members_near = None
+        return self._open.copy()
 
     def log_p(self) -> np.ndarray:
         """log `p_fail` of every candidate."""
         if self._log_p is None:
-            self._log_p = self._model.scores(self.C)[0] if len(self.C) else np.zeros(0)
+            self._log_p = self._pool.model.scores(self.C)[0] if len(self.C) else np.zeros(0)
         return self._log_p
+
+    def nearest(self, spread_from: np.ndarray) -> np.ndarray:
+        """Per candidate, the distance to the nearest row of `spread_from` (the ask's failures, the
+        same at every call) or of the points chosen so far (`FailureModes._nearest`'s values)."""
+        chosen = self._pool.chosen
+        if self._near is None:
+            self._near = self._pool.s._nearest(self.C, spread_from)
+            self._near_upto = 0
+        if len(chosen) > self._near_upto:
+            self._near = np.minimum(self._near, self._pool.s._nearest(self.C, np.array(chosen[self._near_upto :])))
+            self._near_upto = len(chosen)
+        return self._near
+
+    def nearest_member(self, members: np.ndarray) -> np.ndarray:
+        """Per candidate, the distance to the nearest of its mode's failures `members` (the same at every call)."""
+        if self._members_near is None:
+            self._members_near = self._pool.s._nearest(self.C, members)
+        return self._members_near
 
 
 class Pool:
@@ -66,21 +102,22 @@ class Pool:
 
     def __init__(self, strategy: FailureModes, model: _Model, n: int) -> None:
         self.s, self.model, self.n = strategy, model, n
+        self.chosen: list[np.ndarray] = []  # the points of this ask chosen so far, in order
         self._drawn: dict[object, Drawn] = {}
         self._explore: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None  # candidates, distance to the nearest avoided point, draws
+        self._explore_open: tuple[np.ndarray, dict[bytes, int]] | None = None  # which exploring candidates are untaken, and their rows
+        self._explore_upto = 0  # chosen points the exploring candidates have been kept away from
         self._explored = 0
 
     def drawn(self, key: object, draw: Callable[[], np.ndarray]) -> Drawn:
         """The candidates kept under `key`, drawn by `draw` (made on first use)."""
         if key not in self._drawn:
-            self._drawn[key] = Drawn(draw, self.model, self.s.dim)
+            self._drawn[key] = Drawn(self, draw)
         return self._drawn[key]
 
     def chose(self, x: np.ndarray) -> None:
-        """Keeps the exploring candidates' distance to the points chosen so far up to date."""
-        if self._explore is not None:
-            C, distance, draws = self._explore
-            self._explore = (C, np.minimum(distance, self.s._nearest(C, x[None])), draws)
+        """Records a point of the batch: every kind of candidate closes it and keeps away from it when next looked at."""
+        self.chosen.append(x)
 
     def explore(self, build: Callable[[], np.ndarray], avoid: np.ndarray, seen: set[bytes]) -> tuple[np.ndarray, np.ndarray] | None:
         """The exploring candidates still open (untaken, and beyond `radius` of every failure and
@@ -91,10 +128,22 @@ class Pool:
             C = build()
             draws = self.model.posterior(C).rsample(torch.Size([self.n])).reshape(self.n, -1).numpy() if len(C) else np.zeros((self.n, 0))
             self._explore = (C, self.s._nearest(C, avoid), draws)
+            self._explore_open = (self.s._proposable(C, seen), {row.tobytes(): i for i, row in enumerate(C)})
+            self._explore_upto = len(self.chosen)
         C, distance, draws = self._explore
+        untaken, key = self._explore_open
+        if len(self.chosen) > self._explore_upto:
+            since = self.chosen[self._explore_upto :]
+            distance = np.minimum(distance, self.s._nearest(C, np.array(since)))
+            self._explore = (C, distance, draws)
+            for x in since:
+                row = key.get(x.tobytes())
+                if row is not None:
+                    untaken[row] = False
+            self._explore_upto = len(self.chosen)
         draw = draws[self._explored % self.n]
         self._explored += 1
-        open_ = (distance >= self.s.radius) & self.s._proposable(C, seen)
+        open_ = (distance >= self.s.radius) & untaken
         if not open_.any():
             return None
         return C[open_], draw[open_]

@@ -67,3 +67,40 @@ def test_a_pooled_batch_steps_around_the_few_failures_of_a_mode_as_well_as_its_c
     alone = [np.mean(np.abs(s._mode_candidates(members, False, np.random.default_rng(seed), modes._PER_CENTRE) - 0.8).max(axis=1) < 0.3)
              for seed in range(20)]
     assert np.mean([a > 0 for a in alone]) < 0.3
+
+
+def test_a_pool_knows_which_candidates_are_open_and_how_far_they_lie_as_a_fresh_pass_would():
+    """What `Drawn` keeps up to date from the points chosen since it last looked (the candidates
+    still open, the distance to the failures and the chosen points) equals a pass over every
+    candidate, through a draw of more candidates when few are left."""
+    s, X = told()
+    loss = REGIONS.loss(X)
+    model = s._fit(X, loss)
+    failures = X[loss >= 1]
+    pool = modes.Pool(s, model, 256)
+    rng = np.random.default_rng(0)
+    drawn = pool.drawn("k", lambda: s.cube.uniform(rng, 100))
+    seen = {x.tobytes() for x in X}
+    for step in range(90):
+        free = drawn.free(seen)
+        np.testing.assert_array_equal(free, s._proposable(drawn.C, seen))
+        chosen = np.array(pool.chosen) if pool.chosen else np.zeros((0, 6))
+        np.testing.assert_array_equal(drawn.nearest(failures), s._nearest(drawn.C, np.concatenate([failures, chosen])))
+        x = drawn.C[np.flatnonzero(free)[0]] if step % 3 else s.cube.uniform(rng, 1)[0]  # its own candidates, and points from elsewhere
+        pool.chose(x)
+        seen.add(x.tobytes())
+    assert len(drawn.C) > 100  # drawn again once fewer than `_LOW` were open
+
+
+def test_leans_is_p_fail_of_at_least_a_half_without_the_variances():
+    """`_Model.leans` (the failure graph's segment test, read from the posterior mean alone) says
+    what `p_fail >= 0.5` says, under the classification likelihood and on graded losses."""
+    for graded in (False, True):
+        s, X = told()
+        C = np.clip(X + 0.02 * np.random.default_rng(2).standard_normal(X.shape), 0, 1)  # near the told points: both sides
+        loss = REGIONS.loss(X, score=graded)
+        model = s._fit(X, loss)
+        p = model.p_fail(C)
+        assert 0.02 < (p >= 0.5).mean() < 0.98
+        np.testing.assert_array_equal(model.leans(C), p >= 0.5)
+        np.testing.assert_array_equal(model.means(C), model.scores(C)[1])
