@@ -12,11 +12,12 @@ HELP = "retrain a model with the failures a search found, against random images 
 DESCRIPTION = ("For each seed, trains arms with the target's own recipe, by default five: the base model; + N failures found by a "
                "search; + N random images from the same prior (the control McDuff et al. lacked); + N failures spread over the "
                "failure modes; and a model trained on balanced data. More arms, each adding N images built from the campaign's "
-               "failures and causes: balanced-hard, twins (each failure with its label flipped, all else held), decorrelated "
+               "failures and causes: balanced-hard, twins (each failure with its label flipped, all else held), crossed (the "
+               "twins with the mode's confirmed cause set back too), decorrelated "
                "(draws inside each mode, its causes independent of the label), upweight (the hard images with one weight chosen "
                "on a validation split, as Just Train Twice) and random-upweight (its control). Tests each on held-out balanced (and PPB-like) sets: balanced "
                "accuracy with the spread over seeds, and the error per subgroup with Wilson intervals (summary.md, scores.csv, "
-               "groups.csv, retraining.png). Trainable targets: gender-cnn, smile-cnn; your own model through the Python API.")
+               "groups.csv, retraining.png). Trainable targets: gender-cnn, smile-cnn, glasses-cnn; your own model through the Python API.")
 
 
 def resume_hint(args: argparse.Namespace) -> str:

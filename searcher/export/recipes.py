@@ -20,6 +20,13 @@ label is read from (`LabelParameter` finds the generator parameter that sets it)
   the other label's clear band; a level swapped for one of the other label's) and everything else
   held, identity and render seed included; the set is those failures, their twins and, for an odd
   `n`, one more failure. The model sees both labels under the shortcut that misled it;
+- `crossed`: twins that cross the shortcut. A failure is an image of its label that the
+  shortcut reads as the other; `twins` pairs it with a twin the shortcut reads rightly. Here the
+  twin gets the label flipped *and* its mode's strongest confirmed cause set back to where the
+  confirmation made the mode's failures pass, everything else held, so the shortcut reads the twin
+  wrongly too: the set holds both counter-stereotypical cells, half of each label, where `hard`
+  holds one label and `twins` one such cell. Only failures of modes with a cause confirmed by
+  `searcher explain RUN --confirm` are paired;
 - `decorrelated`: new draws inside each failure mode's rule, the mode's cause attributes sampled
   independently of the label: the label 50/50 in its clear bands, the causes jointly uniform over
   the rule's box in half the draws and over its complement in the other half, crossed with the
@@ -37,7 +44,7 @@ is a `searcher retrain` arm only (`upweight`, `random-upweight`).
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -52,10 +59,10 @@ from searcher.export.source import Source
 from searcher.space import Categorical, Integer
 from searcher.validation import check_choice, check_int
 
-__all__ = ["RECIPES", "LabelParameter", "ModeCauses", "RecipeSet", "build_set", "label_parameter", "mode_causes"]
+__all__ = ["RECIPES", "LabelParameter", "ModeCauses", "RecipeSet", "build_set", "label_parameter", "mode_causes", "set_backs"]
 
-RECIPES = ("balanced-hard", "twins", "decorrelated")
-_TWIN_STREAM, _DRAW_STREAM = 11, 13  # the recipes' own seeded streams, apart from the campaign's and the control's
+RECIPES = ("balanced-hard", "twins", "crossed", "decorrelated")
+_TWIN_STREAM, _DRAW_STREAM, _CROSS_STREAM = 11, 13, 17  # the recipes' own seeded streams, apart from the campaign's and the control's
 _EDGE = 1e-6  # a clear band's end stays this far inside it: the judge's margin test is strict
 _TRIES = 20  # rounds of drawing before a recipe gives up on reaching n
 
@@ -208,7 +215,7 @@ def build_set(source: Source, recipe: str, n: int, seed: int = 0) -> RecipeSet:
     """
     check_choice("--recipe", recipe, RECIPES)
     check_int("-n", n, 1)
-    built = {"balanced-hard": _balanced_hard, "twins": _twins, "decorrelated": _decorrelated}[recipe](source, n, seed)
+    built = {"balanced-hard": _balanced_hard, "twins": _twins, "crossed": _crossed, "decorrelated": _decorrelated}[recipe](source, n, seed)
     if len(built.rows) < n:
         raise ParameterError(f"The {recipe} recipe could build only {len(built.rows)} of {n} images from {source.dir}; "
                              f"ask for at most {len(built.rows)}, or search longer.")
@@ -256,25 +263,72 @@ def _render(source: Source, params: Sequence[Mapping[str, Any]], keys: Sequence[
 def _twins(source: Source, n: int, seed: int) -> RecipeSet:
     lp, rng = label_parameter(source), np.random.default_rng([seed, _TWIN_STREAM])
     fails = select(source.rows, "classify", "failures")
+    rows, pngs, pairs = _paired(source, fails, n, "twins", "twin", lambda r: {lp.name: lp.flip(r[f"param.{lp.name}"], r["true_label"], rng)})
+    return RecipeSet(rows, pngs, [f"twins: {len(rows) - pairs} failures and {pairs} twins ({lp.name} flipped, everything else held)"])
+
+
+def _crossed(source: Source, n: int, seed: int) -> RecipeSet:
+    lp, rng = label_parameter(source), np.random.default_rng([seed, _CROSS_STREAM])
+    back = set_backs(source)
+    fails = select(source.rows, "classify", "failures")
+    fails = fails[fails["mode"].isin(list(back))]
+    rows, pngs, pairs = _paired(source, fails, n, "crossed", "crossed",
+                                lambda r: {lp.name: lp.flip(r[f"param.{lp.name}"], r["true_label"], rng), **dict([back[int(r["mode"])]])})
+    causes = ", ".join(f"{m}: {a} to {v}" for m, (a, v) in sorted(back.items()))
+    return RecipeSet(rows, pngs, [f"crossed: {len(rows) - pairs} failures and {pairs} twins ({lp.name} flipped and each mode's "
+                                  f"strongest confirmed cause set back, everything else held; per mode {causes})"])
+
+
+def _paired(source: Source, fails: pd.DataFrame, n: int, recipe: str, kind: str,
+            changed: Callable[[pd.Series], dict[str, Any]]) -> tuple[pd.DataFrame, list[bytes], int]:
+    """The first `n // 2` of `fails` whose twin (each re-rendered with `changed(row)` set and
+    everything else held; its id the failure's with `-kind`) takes the other label, those twins,
+    and for an odd `n` one more failure: (rows, PNGs, how many twins)."""
     pairs: list[tuple[pd.Series, dict[str, Any], bytes]] = []
     start, want = 0, n // 2
     while len(pairs) < want and start < len(fails):
         batch = fails.iloc[start : start + 2 * (want - len(pairs)) + 8]
         start += len(batch)
-        params = [{**_params(source, r), lp.name: lp.flip(r[f"param.{lp.name}"], r["true_label"], rng)} for _, r in batch.iterrows()]
-        keys = [{"key": f"{r['id']}-twin", "strategy": "twins", "kind": "twin", "mode": int(r["mode"])} for _, r in batch.iterrows()]
+        params = [{**_params(source, r), **changed(r)} for _, r in batch.iterrows()]
+        keys = [{"key": f"{r['id']}-{kind}", "strategy": recipe, "kind": kind, "mode": int(r["mode"])} for _, r in batch.iterrows()]
         rendered = {row["id"]: (row, png) for row, png in _render(source, params, keys)}
         for _, r in batch.iterrows():
-            twin = rendered.get(f"{r['id']}-twin")
+            twin = rendered.get(f"{r['id']}-{kind}")
             if twin is not None and str(twin[0]["true_label"]) != str(r["true_label"]) and len(pairs) < want:
-                twin[0].update(trial=f"{r['trial']}-twin", campaign=r["campaign"])
+                twin[0].update(trial=f"{r['trial']}-{kind}", campaign=r["campaign"])
                 pairs.append((r, *twin))
     used = pd.DataFrame([r for r, _, _ in pairs])
     odd = fails[~fails["id"].isin(used["id"] if len(used) else [])].iloc[: n - 2 * want]
     originals = pd.concat([used, odd]) if len(used) else odd
     rows = pd.concat([originals, pd.DataFrame([t for _, t, _ in pairs])], ignore_index=True)
-    pngs = _stored(source, originals) + [png for _, _, png in pairs]
-    return RecipeSet(rows, pngs, [f"twins: {len(originals)} failures and {len(pairs)} twins ({lp.name} flipped, everything else held)"])
+    return rows, _stored(source, originals) + [png for _, _, png in pairs], len(pairs)
+
+
+def set_backs(source: Source) -> dict[int, tuple[str, Any]]:
+    """Per failure mode with a cause confirmed by intervention, its strongest cause (the highest
+    fix rate) and the value the confirmation set it back to (`explain.json`'s interventions).
+
+    Raises:
+        ParameterError: no confirmation in the campaign, or no mode with a confirmed cause.
+    """
+    path = source.dir / "explain.json"
+    records = json.loads(path.read_text()) if path.is_file() else []
+    if not any(r.get("fix_rates") for r in records):
+        raise ParameterError(f"The crossed recipe sets each mode's confirmed cause back; {source.dir} has no confirmation. "
+                             f"Run `searcher explain {source.dir} --confirm` first.")
+    by_mode = {int(r["mode"]): r for r in records}
+    out = {}
+    for m in mode_causes(source)[0]:
+        record = by_mode[m.mode]
+        rates, done = record["fix_rates"], record.get("interventions") or {}
+        known = [a for a in m.causes if a in done]
+        if known:
+            best = max(known, key=lambda a: (rates[a][0], rates[a][1]))
+            out[m.mode] = (best, done[best]["value"])
+    if not out:
+        raise ParameterError(f"No failure mode of {source.dir} has a confirmed cause with its set-back value; search longer, or "
+                             "use --recipe twins or balanced-hard.")
+    return out
 
 
 def _decorrelated(source: Source, n: int, seed: int) -> RecipeSet:

@@ -27,7 +27,7 @@ from searcher.validation import check_int, check_names, checked
 __all__ = ["ARMS", "DEFAULT_ARMS", "WEIGHTS", "RetrainResult", "choose_weight", "gains", "per_seed_lines", "retrain", "score_table",
            "summary_lines", "trainable", "validation_score"]
 
-ARMS = ("base", "hard", "random", "spread", "balanced-hard", "twins", "decorrelated", "upweight", "random-upweight", "balanced")
+ARMS = ("base", "hard", "random", "spread", "balanced-hard", "twins", "crossed", "decorrelated", "upweight", "random-upweight", "balanced")
 DEFAULT_ARMS = ("base", "hard", "random", "spread", "balanced")
 WEIGHTS = (1, 2, 4, 8)
 TRAINABLE = ("gender-cnn", "smile-cnn", "glasses-cnn")  # the shipped targets with a training recipe, as an error names them
@@ -235,7 +235,7 @@ def retrain(
     """Trains every arm for every seed with one recipe and tests each model (see the package docstring).
 
     Args:
-        target: a trainable target (one with `recipe()`: gender-cnn, smile-cnn); it is also what
+        target: a trainable target (one with `recipe()`: gender-cnn, smile-cnn, glasses-cnn); it is also what
             the search hunts when `hard` is not given.
         hard: a campaign or comparison directory whose failures are the hard examples.
         n: images added by the hard, random and spread arms (fewer if the search found fewer).

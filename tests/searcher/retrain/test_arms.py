@@ -29,8 +29,8 @@ def source(hard):
 @pytest.fixture(scope="module")
 def confirmed(hard, source, tmp_path_factory):
     """A copy of the campaign with an explain.json as `searcher explain --confirm` writes it: the
-    largest mode with one confirmed cause (hair length), a rule attribute whose fix rate stays at
-    the control's (age), and a second mode with no cause confirmed."""
+    largest mode with one confirmed cause (hair length, set back to 0.7), a rule attribute whose
+    fix rate stays at the control's (age), and a second mode with no cause confirmed."""
     run = tmp_path_factory.mktemp("confirmed") / "run"
     shutil.copytree(hard, run)
     modes = source.rows.loc[source.rows["mode"] >= 0, "mode"].value_counts()
@@ -38,7 +38,8 @@ def confirmed(hard, source, tmp_path_factory):
     records = [
         {"mode": big, "failures": int(modes.iloc[0]), "over": "parameters", "control": "background",
          "rule": {"hair_length": [0.0, 0.35], "age": [20.0, 60.0], "gender_presentation": [0.6, 1.0]},
-         "fix_rates": {"hair_length": [0.9, 0.8, 0.95], "age": [0.1, 0.03, 0.2], "background": [0.05, 0.01, 0.15]}},
+         "fix_rates": {"hair_length": [0.9, 0.8, 0.95], "age": [0.1, 0.03, 0.2], "background": [0.05, 0.01, 0.15]},
+         "interventions": {"hair_length": {"value": 0.7}, "age": {"value": 70.0}, "background": {"value": 0.2, "control": True}}},
         {"mode": other, "failures": int(modes.iloc[1]), "over": "parameters", "control": "background",
          "rule": {"yaw": [20.0, 75.0]}, "fix_rates": {"yaw": [0.1, 0.02, 0.2], "background": [0.05, 0.01, 0.15]}},
     ]
@@ -53,8 +54,8 @@ def _pixels(png):
 
 @pytest.mark.parametrize("recipe", RECIPES)
 def test_each_recipe_builds_exactly_n_images(confirmed, recipe):
-    built = build_set(read_source(confirmed[0]), recipe, 21)
-    assert len(built.rows) == len(built.pngs) == 21 and built.rows["id"].is_unique
+    built = build_set(read_source(confirmed[0]), recipe, 13)
+    assert len(built.rows) == len(built.pngs) == 13 and built.rows["id"].is_unique
     assert built.rows["true_label"].notna().all() and built.notes
 
 
@@ -104,6 +105,32 @@ def test_decorrelated_draws_lie_in_the_rule_with_the_cause_independent_of_the_la
     assert tied > 0.3
     again = build_set(read_source(run), "decorrelated", 40, seed=3).rows
     pd.testing.assert_frame_equal(rows[[c for c in rows if c.startswith("param.")]], again[[c for c in again if c.startswith("param.")]])
+
+
+def test_crossed_twins_flip_the_label_and_set_the_confirmed_cause_back_and_nothing_else(confirmed, source):
+    """Each crossed twin differs from its failure in the label attribute and the mode's confirmed
+    cause alone, set to the value the confirmation set it back to; only the confirmed mode is
+    paired, and each twin takes the other label, so the set is label-balanced."""
+    run, big = confirmed
+    built = build_set(read_source(run), "crossed", 12)
+    rows, label = built.rows, label_parameter(source).name
+    twins = rows[rows["source"] == "crossed"]
+    originals = rows[rows["source"] != "crossed"].set_index("id")
+    assert len(twins) == len(originals) == 6 and originals["failure"].all() and (rows["mode"] == big).all()
+    assert "hair_length to 0.7" in built.notes[0]
+    params = [c for c in rows.columns if c.startswith("param.")]
+    for _, twin in twins.iterrows():
+        failure = originals.loc[twin["id"].removesuffix("-crossed")]
+        assert sorted(c for c in params if failure[c] != twin[c]) == sorted([f"param.{label}", "param.hair_length"]) or (
+            failure["param.hair_length"] == 0.7)
+        assert twin["param.hair_length"] == 0.7 and twin["true_label"] != failure["true_label"]
+    assert rows["true_label"].value_counts().tolist() == [6, 6]
+
+
+def test_crossed_needs_a_confirmation_and_says_how_to_run_one(hard):
+    with pytest.raises(ParameterError) as bad:
+        build_set(read_source(hard), "crossed", 10)
+    assert "--confirm" in str(bad.value)
 
 
 def test_without_fix_rates_the_rule_attributes_stand_in_for_causes(confirmed, tmp_path):
