@@ -274,7 +274,7 @@ def _crossed(source: Source, n: int, seed: int) -> RecipeSet:
     fails = fails[fails["mode"].isin(list(back))]
     rows, pngs, pairs = _paired(source, fails, n, "crossed", "crossed",
                                 lambda r: {lp.name: lp.flip(r[f"param.{lp.name}"], r["true_label"], rng), **dict([back[int(r["mode"])]])})
-    causes = ", ".join(f"{m}: {a} to {v}" for m, (a, v) in sorted(back.items()))
+    causes = ", ".join(f"{m}: {a} to {v:.4g}" if isinstance(v, float) else f"{m}: {a} to {v}" for m, (a, v) in sorted(back.items()))
     return RecipeSet(rows, pngs, [f"crossed: {len(rows) - pairs} failures and {pairs} twins ({lp.name} flipped and each mode's "
                                   f"strongest confirmed cause set back, everything else held; per mode {causes})"])
 
