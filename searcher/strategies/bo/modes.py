@@ -764,13 +764,16 @@ class _Model:
     def leans(self, X: np.ndarray) -> np.ndarray:
         """Per row of `X`, whether `p_fail >= 1/2`: the posterior mean on the failing side of the
         threshold or on it, read from the mean alone (no posterior variance: a fraction of the cost)."""
-        mean = np.concatenate([m for m, _ in self._moments(X, variances=False)])
         sign = 1.0 if self.sign is None else self.sign(X)
-        return sign * (mean - self.threshold) >= 0
+        return sign * (self._mean(X) - self.threshold) >= 0
 
     def means(self, X: np.ndarray) -> np.ndarray:
         """Per row of `X`, the posterior mean as a `margin` (`scores`' second part, without the variances)."""
-        return self.margin(X, np.concatenate([m for m, _ in self._moments(X, variances=False)]))
+        return self.margin(X, self._mean(X))
+
+    def _mean(self, X: np.ndarray) -> np.ndarray:
+        """Per row of `X`, the posterior mean of the score, without the variances."""
+        return np.concatenate([m for m, _ in self._moments(X, variances=False)])
 
     def scores(self, X: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Per row of `X`, log `p_fail` (which still ranks points where `p_fail` underflows to 0) and the

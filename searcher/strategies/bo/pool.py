@@ -55,10 +55,7 @@ class Drawn:
         """Which candidates no point has taken (and the target judges), after drawing more if few
         are (`seen`: every point answered or chosen, which new candidates are checked against)."""
         chosen = self._pool.chosen
-        for x in chosen[self._looked :]:
-            row = self._key.get(x.tobytes())
-            if row is not None:
-                self._open[row] = False
+        _close(self._open, self._key, chosen[self._looked :])
         self._looked = len(chosen)
         if self._open.sum() < _LOW:
             new = self._draw()
@@ -136,10 +133,7 @@ class Pool:
             since = self.chosen[self._explore_upto :]
             distance = np.minimum(distance, self.s._nearest(C, np.array(since)))
             self._explore = (C, distance, draws)
-            for x in since:
-                row = key.get(x.tobytes())
-                if row is not None:
-                    untaken[row] = False
+            _close(untaken, key, since)
             self._explore_upto = len(self.chosen)
         draw = draws[self._explored % self.n]
         self._explored += 1
@@ -147,3 +141,11 @@ class Pool:
         if not open_.any():
             return None
         return C[open_], draw[open_]
+
+
+def _close(open_: np.ndarray, key: dict[bytes, int], points: list[np.ndarray]) -> None:
+    """Marks the candidates among `points` taken in `open_` (`key`: a candidate's bytes -> its row)."""
+    for x in points:
+        row = key.get(x.tobytes())
+        if row is not None:
+            open_[row] = False
