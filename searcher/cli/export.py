@@ -26,7 +26,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    "are balanced; after --max, so the set can hold up to twice --max")
     p.add_argument("--recipe", default=None, help="instead of --select, a retraining set of --max images (default: as many as "
                    "the failures) built from the campaign's failures and causes, as `searcher retrain` adds it: balanced-hard, "
-                   "twins, crossed or decorrelated")
+                   "twins, crossed, crossed-draws or decorrelated")
     p.add_argument("--seed", type=int, default=0, help="seed of the control draw and of a recipe's draws (default: 0)")
     p.add_argument("--overwrite", action="store_true", help="replace an earlier export at --out (never a campaign, the source, "
                    "the working directory or an ancestor of one of them)")

@@ -90,7 +90,7 @@ def export(
             trials, nearest the selected images' failure modes, until each label has as many as the
             commonest (`searcher.export.select.balance_labels` says the rule); after `limit`, so the
             set can hold up to twice `limit`. Classify targets only. The control is drawn as large.
-        recipe: one of `RECIPES` (balanced-hard, twins, crossed, decorrelated): instead of `selection`, the
+        recipe: one of `RECIPES` (balanced-hard, twins, crossed, crossed-draws, decorrelated): instead of `selection`, the
             retraining set `searcher retrain`'s arm of that name adds, of `limit` images (default: as
             many as the campaign's failures), built from its failures and causes (`searcher.export.recipes`).
 

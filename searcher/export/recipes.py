@@ -27,6 +27,13 @@ label is read from (`LabelParameter` finds the generator parameter that sets it)
   wrongly too: the set holds both counter-stereotypical cells, half of each label, where `hard`
   holds one label and `twins` one such cell. Only failures of modes with a cause confirmed by
   `searcher explain RUN --confirm` are paired;
+- `crossed-draws`: the two cells of `crossed`, drawn afresh. Image `2i` takes failure `i`'s label
+  and its value of the mode's strongest confirmed cause, image `2i + 1` the other label and the
+  cause set back; every other attribute of both is drawn as the campaign's cube draws it and the
+  label value uniform in its clear band. `crossed` holds each failure's context, so its set is as
+  narrow as the modes' boxes; this one spreads both counter-stereotypical cells over the whole
+  space, as the random control spreads its images (the failures cycle where there are fewer than
+  `n / 2`);
 - `decorrelated`: new draws inside each failure mode's rule, the mode's cause attributes sampled
   independently of the label: the label 50/50 in its clear bands, the causes jointly uniform over
   the rule's box in half the draws and over its complement in the other half, crossed with the
@@ -61,8 +68,8 @@ from searcher.validation import check_choice, check_int
 
 __all__ = ["RECIPES", "LabelParameter", "ModeCauses", "RecipeSet", "build_set", "label_parameter", "mode_causes", "set_backs"]
 
-RECIPES = ("balanced-hard", "twins", "crossed", "decorrelated")
-_TWIN_STREAM, _DRAW_STREAM, _CROSS_STREAM = 11, 13, 17  # the recipes' own seeded streams, apart from the campaign's and the control's
+RECIPES = ("balanced-hard", "twins", "crossed", "crossed-draws", "decorrelated")
+_TWIN_STREAM, _DRAW_STREAM, _CROSS_STREAM, _FRESH_STREAM = 11, 13, 17, 19  # the recipes' own seeded streams, apart from the campaign's and the control's
 _EDGE = 1e-6  # a clear band's end stays this far inside it: the judge's margin test is strict
 _TRIES = 20  # rounds of drawing before a recipe gives up on reaching n
 
@@ -215,7 +222,9 @@ def build_set(source: Source, recipe: str, n: int, seed: int = 0) -> RecipeSet:
     """
     check_choice("--recipe", recipe, RECIPES)
     check_int("-n", n, 1)
-    built = {"balanced-hard": _balanced_hard, "twins": _twins, "crossed": _crossed, "decorrelated": _decorrelated}[recipe](source, n, seed)
+    build = {"balanced-hard": _balanced_hard, "twins": _twins, "crossed": _crossed, "crossed-draws": _crossed_draws,
+             "decorrelated": _decorrelated}[recipe]
+    built = build(source, n, seed)
     if len(built.rows) < n:
         raise ParameterError(f"The {recipe} recipe could build only {len(built.rows)} of {n} images from {source.dir}; "
                              f"ask for at most {len(built.rows)}, or search longer.")
@@ -245,7 +254,7 @@ def _params(source: Source, row: pd.Series) -> dict[str, Any]:
     out = dict(source.held)
     for key, value in row.items():
         if str(key).startswith("param.") and not (isinstance(value, float) and np.isnan(value)):
-            out[str(key)[6:]] = value.item() if isinstance(value, np.generic) else value
+            out[str(key)[6:]] = _plain(value)
     return out
 
 
@@ -277,6 +286,41 @@ def _crossed(source: Source, n: int, seed: int) -> RecipeSet:
     causes = ", ".join(f"{m}: {a} to {v:.4g}" if isinstance(v, float) else f"{m}: {a} to {v}" for m, (a, v) in sorted(back.items()))
     return RecipeSet(rows, pngs, [f"crossed: {len(rows) - pairs} failures and {pairs} twins ({lp.name} flipped and each mode's "
                                   f"strongest confirmed cause set back, everything else held; per mode {causes})"])
+
+
+def _crossed_draws(source: Source, n: int, seed: int) -> RecipeSet:
+    lp, rng = label_parameter(source), np.random.default_rng([seed, _FRESH_STREAM])
+    back = set_backs(source)
+    fails = select(source.rows, "classify", "failures")
+    fails = fails[fails["mode"].isin(list(back))].reset_index(drop=True)
+    wanted = []  # per image: (label, {cause: value}, mode)
+    for j in range(n):
+        r = fails.iloc[(j // 2) % len(fails)]
+        mode, (cause, value) = int(r["mode"]), back[int(r["mode"])]
+        other = next(lab for lab in lp.labels if str(lab) != str(r["true_label"]))
+        wanted.append((r["true_label"], {cause: _plain(r[f"param.{cause}"])}, mode) if j % 2 == 0 else (other, {cause: value}, mode))
+    found: dict[int, tuple[dict[str, Any], bytes]] = {}
+    for _ in range(_TRIES):
+        todo = [j for j in range(n) if j not in found]
+        if not todo:
+            break
+        base = [{**source.held, **p} for p in source.space.from_unit(source.space.cube.uniform(rng, len(todo)))]
+        params = [{**b, **wanted[j][1], lp.name: lp.draw(wanted[j][0], rng)} for b, j in zip(base, todo)]
+        keys = [{"key": f"crossed-draws-{j:05d}", "strategy": "crossed-draws", "kind": "crossed-draws", "mode": wanted[j][2]}
+                for j in todo]
+        for row, png in _render(source, params, keys):
+            j = int(row["id"].rsplit("-", 1)[1])
+            if str(row["true_label"]) == str(wanted[j][0]):
+                found[j] = (row, png)
+    kept = [found[j] for j in sorted(found)]
+    causes = ", ".join(sorted({f"{a} to {v:.4g}" if isinstance(v, float) else f"{a} to {v}" for a, v in back.values()}))
+    return RecipeSet(pd.DataFrame([r for r, _ in kept]), [png for _, png in kept],
+                     [f"crossed-draws: {len(kept)} fresh draws of the {len(fails)} confirmed failures' two cells (each failure's label "
+                      f"and cause value; the other label with the cause set back: {causes}), everything else drawn from the cube"])
+
+
+def _plain(value: Any) -> Any:
+    return value.item() if isinstance(value, np.generic) else value
 
 
 def _paired(source: Source, fails: pd.DataFrame, n: int, recipe: str, kind: str,

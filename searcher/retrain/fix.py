@@ -46,7 +46,7 @@ __all__ = ["FIX_ARMS", "MANIFEST", "STEPS", "FixResult", "fix"]
 
 FIX_ARMS = tuple(a for a in ARMS if a != "spread")
 """The arms `fix` trains by default: every arm the engine builds from the campaign (hard,
-balanced-hard, twins, crossed, decorrelated, upweight) beside the random controls at equal N (random,
+balanced-hard, twins, crossed, crossed-draws, decorrelated, upweight) beside the random controls at equal N (random,
 random-upweight), the base and the balanced reference."""
 STEPS = ("hunt", "explain", "confirm", "retrain", "report")
 MANIFEST = "fix.json"

@@ -27,7 +27,7 @@ from searcher.validation import check_int, check_names, checked
 __all__ = ["ARMS", "DEFAULT_ARMS", "WEIGHTS", "RetrainResult", "choose_weight", "gains", "per_seed_lines", "retrain", "score_table",
            "summary_lines", "trainable", "validation_score"]
 
-ARMS = ("base", "hard", "random", "spread", "balanced-hard", "twins", "crossed", "decorrelated", "upweight", "random-upweight", "balanced")
+ARMS = ("base", "hard", "random", "spread", "balanced-hard", "twins", "crossed", "crossed-draws", "decorrelated", "upweight", "random-upweight", "balanced")
 DEFAULT_ARMS = ("base", "hard", "random", "spread", "balanced")
 WEIGHTS = (1, 2, 4, 8)
 TRAINABLE = ("gender-cnn", "smile-cnn", "glasses-cnn")  # the shipped targets with a training recipe, as an error names them

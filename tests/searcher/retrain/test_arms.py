@@ -127,6 +127,27 @@ def test_crossed_twins_flip_the_label_and_set_the_confirmed_cause_back_and_nothi
     assert rows["true_label"].value_counts().tolist() == [6, 6]
 
 
+def test_crossed_draws_fill_the_two_crossed_cells_with_fresh_contexts(confirmed, source):
+    """Image 2i carries failure i's label and cause value, image 2i + 1 the other label with the
+    cause set back; everything else is drawn afresh, so the set spreads where `crossed` holds the
+    failures' contexts. The same seed draws the same set."""
+    run, big = confirmed
+    rows = build_set(read_source(run), "crossed-draws", 12).rows
+    fails = source.rows[source.rows["failure"] & (source.rows["mode"] == big)].reset_index(drop=True)
+    assert (rows["source"] == "crossed-draws").all() and (rows["mode"] == big).all()
+    assert rows["true_label"].value_counts().tolist() == [6, 6]
+    for j, row in rows.iterrows():
+        failure = fails.iloc[j // 2]
+        if j % 2 == 0:
+            assert row["true_label"] == failure["true_label"] and row["param.hair_length"] == failure["param.hair_length"]
+        else:
+            assert row["true_label"] != failure["true_label"] and row["param.hair_length"] == 0.7
+    # the context is not the failures': their ages (a rule attribute, no cause) are left behind
+    assert not rows["param.age"].isin(fails["param.age"]).any() and rows["param.age"].std() > 5
+    again = build_set(read_source(run), "crossed-draws", 12).rows
+    pd.testing.assert_frame_equal(rows[[c for c in rows if c.startswith("param.")]], again[[c for c in again if c.startswith("param.")]])
+
+
 def test_crossed_needs_a_confirmation_and_says_how_to_run_one(hard):
     with pytest.raises(ParameterError) as bad:
         build_set(read_source(hard), "crossed", 10)
