@@ -27,13 +27,14 @@ label is read from (`LabelParameter` finds the generator parameter that sets it)
   wrongly too: the set holds both counter-stereotypical cells, half of each label, where `hard`
   holds one label and `twins` one such cell. Only failures of modes with a cause confirmed by
   `searcher explain RUN --confirm` are paired;
-- `crossed-draws`: the two cells of `crossed`, drawn afresh. Image `2i` takes failure `i`'s label
-  and its value of the mode's strongest confirmed cause, image `2i + 1` the other label and the
-  cause set back; every other attribute of both is drawn as the campaign's cube draws it and the
-  label value uniform in its clear band. `crossed` holds each failure's context, so its set is as
-  narrow as the modes' boxes; this one spreads both counter-stereotypical cells over the whole
-  space, as the random control spreads its images (the failures cycle where there are fewer than
-  `n / 2`);
+- `crossed-draws`: the two cells of `crossed`, drawn afresh. Failure `i` (cycling where there are
+  fewer than `n / 2`) gives image `2i` its label and its mode's strongest confirmed cause drawn
+  uniform in the mode's box, and image `2i + 1` the other label and that cause drawn uniform from
+  its set-back value to the end of its range away from the box (a level: the set-back level).
+  Every other attribute of both is drawn as the campaign's cube draws it, the label value uniform
+  in its clear band. `crossed` holds each failure's context, so its set is as narrow as the
+  modes' boxes; this one spreads both counter-stereotypical cells over the whole space, as the
+  random control spreads its images;
 - `decorrelated`: new draws inside each failure mode's rule, the mode's cause attributes sampled
   independently of the label: the label 50/50 in its clear bands, the causes jointly uniform over
   the rule's box in half the draws and over its complement in the other half, crossed with the
@@ -254,7 +255,7 @@ def _params(source: Source, row: pd.Series) -> dict[str, Any]:
     out = dict(source.held)
     for key, value in row.items():
         if str(key).startswith("param.") and not (isinstance(value, float) and np.isnan(value)):
-            out[str(key)[6:]] = _plain(value)
+            out[str(key)[6:]] = value.item() if isinstance(value, np.generic) else value
     return out
 
 
@@ -290,7 +291,8 @@ def _crossed(source: Source, n: int, seed: int) -> RecipeSet:
 
 def _crossed_draws(source: Source, n: int, seed: int) -> RecipeSet:
     lp, rng = label_parameter(source), np.random.default_rng([seed, _FRESH_STREAM])
-    back = set_backs(source)
+    back, space = set_backs(source), source.objective.generator.space
+    boxes = {m.mode: m.rule for m in mode_causes(source)[0]}
     fails = select(source.rows, "classify", "failures")
     fails = fails[fails["mode"].isin(list(back))].reset_index(drop=True)
     wanted = []  # per image: (label, {cause: value}, mode)
@@ -298,7 +300,8 @@ def _crossed_draws(source: Source, n: int, seed: int) -> RecipeSet:
         r = fails.iloc[(j // 2) % len(fails)]
         mode, (cause, value) = int(r["mode"]), back[int(r["mode"])]
         other = next(lab for lab in lp.labels if str(lab) != str(r["true_label"]))
-        wanted.append((r["true_label"], {cause: _plain(r[f"param.{cause}"])}, mode) if j % 2 == 0 else (other, {cause: value}, mode))
+        wanted.append((r["true_label"], {cause: _uniform(space[cause], boxes[mode][cause], rng)}, mode) if j % 2 == 0 else
+                      (other, {cause: _beyond(space[cause], boxes[mode][cause], value, rng)}, mode))
     found: dict[int, tuple[dict[str, Any], bytes]] = {}
     for _ in range(_TRIES):
         todo = [j for j in range(n) if j not in found]
@@ -315,12 +318,17 @@ def _crossed_draws(source: Source, n: int, seed: int) -> RecipeSet:
     kept = [found[j] for j in sorted(found)]
     causes = ", ".join(sorted({f"{a} to {v:.4g}" if isinstance(v, float) else f"{a} to {v}" for a, v in back.values()}))
     return RecipeSet(pd.DataFrame([r for r, _ in kept]), [png for _, png in kept],
-                     [f"crossed-draws: {len(kept)} fresh draws of the {len(fails)} confirmed failures' two cells (each failure's label "
-                      f"and cause value; the other label with the cause set back: {causes}), everything else drawn from the cube"])
+                     [f"crossed-draws: {len(kept)} fresh draws of the two cells of the {len(fails)} confirmed failures' modes (each "
+                      f"failure's label with the mode's cause inside its box; the other label with the cause set back and beyond: "
+                      f"{causes}), everything else drawn from the cube"])
 
 
-def _plain(value: Any) -> Any:
-    return value.item() if isinstance(value, np.generic) else value
+def _beyond(p: Any, box: list[Any], value: Any, rng: np.random.Generator) -> Any:
+    """A value of `p` uniform from the set-back `value` to `p`'s end on the far side of the mode's
+    `box`: where the confirmation made the mode pass, and further (a level: `value` itself)."""
+    if isinstance(p, Categorical) or box[0] <= value <= box[1]:
+        return value
+    return _uniform(p, [p.low, value] if value < box[0] else [value, p.high], rng)
 
 
 def _paired(source: Source, fails: pd.DataFrame, n: int, recipe: str, kind: str,
