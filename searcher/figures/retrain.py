@@ -29,7 +29,8 @@ def plot_retraining(scores: pd.DataFrame, groups: pd.DataFrame, path: Path, orde
         for p, arm in zip(pos, order):
             vals = s.loc[s["arm"] == arm, "balanced_accuracy"]
             left.plot(np.full(len(vals), p), vals, "k.", ms=3)
-    left.set_xticks(x, order)
+    crowded = len(order) * max(map(len, order)) > 50  # the names no longer fit side by side
+    left.set_xticks(x, order, rotation=30 if crowded else 0, ha="right" if crowded else "center")
     left.set_ylim(max(0.0, scores["balanced_accuracy"].min() - 0.1), 1.0)
     left.set_ylabel("balanced accuracy")
     left.set_title("balanced accuracy (mean, 1 sd over seeds, dots: seeds)")
