@@ -27,14 +27,14 @@ label is read from (`LabelParameter` finds the generator parameter that sets it)
   wrongly too: the set holds both counter-stereotypical cells, half of each label, where `hard`
   holds one label and `twins` one such cell. Only failures of modes with a cause confirmed by
   `searcher explain RUN --confirm` are paired;
-- `crossed-draws`: the two cells of `crossed`, drawn afresh. Failure `i` (cycling where there are
-  fewer than `n / 2`) gives image `2i` its label and its mode's strongest confirmed cause drawn
-  uniform in the mode's box, and image `2i + 1` the other label and that cause drawn uniform from
-  its set-back value to the end of its range away from the box (a level: the set-back level).
-  Every other attribute of both is drawn as the campaign's cube draws it, the label value uniform
-  in its clear band. `crossed` holds each failure's context, so its set is as narrow as the
-  modes' boxes; this one spreads both counter-stereotypical cells over the whole space, as the
-  random control spreads its images;
+- `crossed-draws`: the pairs of `crossed`, drawn afresh. Failure `i` (cycling where there are
+  fewer than `n / 2`) gives image `2i` its label value and its mode's strongest confirmed cause
+  drawn uniform in the mode's box, and image `2i + 1` the label flipped as `twins` flips it and
+  that cause drawn uniform from its set-back value to the end of its range away from the box (a
+  level: the set-back level). Every other attribute of both is drawn as the campaign's cube draws
+  it. `crossed` holds each failure's context, so its set is as narrow as the modes' boxes; this
+  one spreads both counter-stereotypical cells over the whole space, as the random control
+  spreads its images;
 - `decorrelated`: new draws inside each failure mode's rule, the mode's cause attributes sampled
   independently of the label: the label 50/50 in its clear bands, the causes jointly uniform over
   the rule's box in half the draws and over its complement in the other half, crossed with the
@@ -300,15 +300,16 @@ def _crossed_draws(source: Source, n: int, seed: int) -> RecipeSet:
         r = fails.iloc[(j // 2) % len(fails)]
         mode, (cause, value) = int(r["mode"]), back[int(r["mode"])]
         other = next(lab for lab in lp.labels if str(lab) != str(r["true_label"]))
-        wanted.append((r["true_label"], {cause: _uniform(space[cause], boxes[mode][cause], rng)}, mode) if j % 2 == 0 else
-                      (other, {cause: _beyond(space[cause], boxes[mode][cause], value, rng)}, mode))
+        own, box = r[f"param.{lp.name}"], boxes[mode][cause]
+        wanted.append((r["true_label"], {lp.name: own, cause: _uniform(space[cause], box, rng)}, mode) if j % 2 == 0 else
+                      (other, {lp.name: lp.flip(own, r["true_label"], rng), cause: _beyond(space[cause], box, value, rng)}, mode))
     found: dict[int, tuple[dict[str, Any], bytes]] = {}
     for _ in range(_TRIES):
         todo = [j for j in range(n) if j not in found]
         if not todo:
             break
         base = [{**source.held, **p} for p in source.space.from_unit(source.space.cube.uniform(rng, len(todo)))]
-        params = [{**b, **wanted[j][1], lp.name: lp.draw(wanted[j][0], rng)} for b, j in zip(base, todo)]
+        params = [{**b, **wanted[j][1]} for b, j in zip(base, todo)]
         keys = [{"key": f"crossed-draws-{j:05d}", "strategy": "crossed-draws", "kind": "crossed-draws", "mode": wanted[j][2]}
                 for j in todo]
         for row, png in _render(source, params, keys):
@@ -318,8 +319,8 @@ def _crossed_draws(source: Source, n: int, seed: int) -> RecipeSet:
     kept = [found[j] for j in sorted(found)]
     causes = ", ".join(sorted({f"{a} to {v:.4g}" if isinstance(v, float) else f"{a} to {v}" for a, v in back.values()}))
     return RecipeSet(pd.DataFrame([r for r, _ in kept]), [png for _, png in kept],
-                     [f"crossed-draws: {len(kept)} fresh draws of the two cells of the {len(fails)} confirmed failures' modes (each "
-                      f"failure's label with the mode's cause inside its box; the other label with the cause set back and beyond: "
+                     [f"crossed-draws: {len(kept)} fresh draws of the pairs of the {len(fails)} confirmed failures (each failure's "
+                      f"{lp.name} with its mode's cause inside the mode's box; {lp.name} flipped with the cause set back and beyond: "
                       f"{causes}), everything else drawn from the cube"])
 
 

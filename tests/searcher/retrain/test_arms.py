@@ -128,12 +128,12 @@ def test_crossed_twins_flip_the_label_and_set_the_confirmed_cause_back_and_nothi
 
 
 def test_crossed_draws_fill_the_two_crossed_cells_with_fresh_contexts(confirmed, source):
-    """Image 2i carries failure i's label with the cause inside the mode's box, image 2i + 1 the
-    other label with the cause at or beyond its set-back value (0.7, away from the box [0, 0.35]);
-    everything else is drawn afresh, so the set spreads where `crossed` holds the failures'
-    contexts. The same seed draws the same set."""
+    """Image 2i carries failure i's label value with the cause inside the mode's box, image 2i + 1
+    that value flipped with the cause at or beyond its set-back value (0.7, away from the box
+    [0, 0.35]); everything else is drawn afresh, so the set spreads where `crossed` holds the
+    failures' contexts. The same seed draws the same set."""
     run, big = confirmed
-    rows = build_set(read_source(run), "crossed-draws", 12).rows
+    rows, label = build_set(read_source(run), "crossed-draws", 12).rows, label_parameter(source).name
     fails = source.rows[source.rows["failure"] & (source.rows["mode"] == big)].reset_index(drop=True)
     assert (rows["source"] == "crossed-draws").all() and (rows["mode"] == big).all()
     assert rows["true_label"].value_counts().tolist() == [6, 6]
@@ -141,8 +141,10 @@ def test_crossed_draws_fill_the_two_crossed_cells_with_fresh_contexts(confirmed,
         failure = fails.iloc[j // 2]
         if j % 2 == 0:
             assert row["true_label"] == failure["true_label"] and 0.0 <= row["param.hair_length"] <= 0.35
+            assert row[f"param.{label}"] == failure[f"param.{label}"]
         else:
             assert row["true_label"] != failure["true_label"] and 0.7 <= row["param.hair_length"] <= 1.0
+            assert row[f"param.{label}"] == pytest.approx(1.0 - failure[f"param.{label}"])  # mirrored across the cut at 0.5
     assert rows["param.hair_length"].nunique() == 12
     # the context is not the failures': their ages (a rule attribute, no cause) are left behind
     assert not rows["param.age"].isin(fails["param.age"]).any() and rows["param.age"].std() > 5
