@@ -27,7 +27,7 @@ def resume_hint(args: argparse.Namespace) -> str:
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    from searcher.retrain.harness import ARMS, DEFAULT_ARMS, WEIGHTS
+    from searcher.retrain.harness import ARMS, DEFAULT_ARMS, UPWEIGHTED, WEIGHTS
 
     p.add_argument("--target", default="gender-cnn", help="a trainable target: gender-cnn (default) or smile-cnn")
     p.add_argument("--hard", metavar="DIR", help="a campaign or comparison whose failures are added (default: search the target, in OUT/search)")
@@ -37,6 +37,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    f"(default: {','.join(DEFAULT_ARMS)})")
     p.add_argument("--weights", default=",".join(map(str, WEIGHTS)), help="the weights upweight chooses from on a validation split "
                    f"(default: {','.join(map(str, WEIGHTS))})")
+    p.add_argument("--upweighted", default="hard", help=f"the added set upweight weighs, one of {', '.join(UPWEIGHTED)}; "
+                   "random-upweight weighs the random images the same (default: hard)")
     p.add_argument("--budget", type=int, default=1000, help="evaluations of the search, without --hard (default: 1000)")
     p.add_argument("--strategy", default=DEFAULT_STRATEGY, help=f"strategy of the search, without --hard (default: {DEFAULT_STRATEGY})")
     p.add_argument("--train-n", type=int, default=None, help="training images per set (default: the target's recipe)")
@@ -52,7 +54,7 @@ def run(args: argparse.Namespace) -> int:
     check_output_dir(args.out, command="searcher retrain")
     result = retrain(args.target, hard=args.hard, n=args.n, seeds=seed_list(args.seeds), out=args.out,
                      arms=[a.strip() for a in args.arms.split(",") if a.strip()],
-                     weights=number_list(args.weights, int, "--weights"), budget=args.budget, strategy=args.strategy,
+                     weights=number_list(args.weights, int, "--weights"), upweighted=args.upweighted, budget=args.budget, strategy=args.strategy,
                      train_n=args.train_n, epochs=args.epochs, test_n=args.test_n, progress=not args.no_progress)
     print(result.summary())
     print(f"written: {args.out}/summary.md, scores.csv, groups.csv, groups_per_seed.csv, retraining.png")

@@ -22,14 +22,16 @@ from searcher.export.source import Source, read_source
 from searcher.figures.retrain import plot_retraining
 from searcher.retrain.journal import Journal
 from searcher.strategies import DEFAULT_STRATEGY
-from searcher.validation import check_int, check_names, checked
+from searcher.validation import check_choice, check_int, check_names, checked
 
-__all__ = ["ARMS", "DEFAULT_ARMS", "WEIGHTS", "RetrainResult", "choose_weight", "gains", "per_seed_lines", "retrain", "score_table",
+__all__ = ["ARMS", "DEFAULT_ARMS", "UPWEIGHTED", "WEIGHTS", "RetrainResult", "choose_weight", "gains", "per_seed_lines", "retrain", "score_table",
            "summary_lines", "trainable", "validation_score"]
 
 ARMS = ("base", "hard", "random", "spread", "balanced-hard", "twins", "crossed", "crossed-draws", "decorrelated", "upweight", "random-upweight", "balanced")
 DEFAULT_ARMS = ("base", "hard", "random", "spread", "balanced")
 WEIGHTS = (1, 2, 4, 8)
+UPWEIGHTED = ("hard", "spread", *RECIPES)
+"""The added sets the upweight arms can weigh (`retrain(upweighted=...)`, `--upweighted`)."""
 TRAINABLE = ("gender-cnn", "smile-cnn", "glasses-cnn")  # the shipped targets with a training recipe, as an error names them
 VALIDATION_SEED = 1000  # validation draws base(VALIDATION_SEED + the first seed): a training draw no arm trains on
 _MIN_GROUP = 10  # a validation group smaller than this does not decide the weight
@@ -225,6 +227,7 @@ def retrain(
     recipe: Any = None,
     arms: Sequence[str] = DEFAULT_ARMS,
     weights: Sequence[int] = WEIGHTS,
+    upweighted: str = "hard",
     budget: int = 1000,
     strategy: str = DEFAULT_STRATEGY,
     train_n: int | None = None,
@@ -243,6 +246,8 @@ def retrain(
         recipe: a `targets.base.TrainingRecipe` for your own model (then `target` only names the search's).
         arms: a subset of `ARMS` (default `DEFAULT_ARMS`): see the package docstring.
         weights: the grid `upweight` chooses its weight from, on a validation split (`choose_weight`).
+        upweighted: the added set the upweight arms weigh (`UPWEIGHTED`): the hard images, or a recipe's set;
+            the weight is chosen with it, and random-upweight repeats the random images with the same weight.
         budget, strategy: the search run when `hard` is not given.
         train_n, epochs, test_n: shrink the shipped recipe (training images, passes, test images).
 
@@ -260,6 +265,7 @@ def retrain(
     weights = [check_int("--weights", w, 1) for w in weights]
     if not weights:
         raise ParameterError("retrain needs at least one weight in --weights for its upweight arms (e.g. 1,2,4,8).")
+    check_choice("--upweighted", upweighted, UPWEIGHTED)
     shipped = recipe is None  # a target's own recipe, which the journal's key describes (yours it cannot)
     if recipe is None:
         if target is None:
@@ -278,37 +284,39 @@ def retrain(
     base0 = recipe.base(seeds[0])
     size = base0.images.shape[1:3]
     added: dict[str, Any] = {}
+    weighed = "upweight" in arms or "random-upweight" in arms
     for arm, spread in (("hard", False), ("spread", True)):
-        if arm in arms or (arm == "hard" and "upweight" in arms):
+        if arm in arms or (arm == upweighted and weighed):
             rows = select(src.rows, "classify", "failures", limit=k, spread=spread)
             added[arm] = _labelled(rows, [png for _, png in src.png(rows)], recipe.labels, size)
     if "random" in arms or "random-upweight" in arms:
         rows, pngs = random_control(src, k, seed=0)
         added["random"] = _labelled(rows, pngs, recipe.labels, size)
     for arm in RECIPES:
-        if arm in arms:
+        if arm in arms or (arm == upweighted and weighed):
             try:
                 built = build_set(src, arm, k, seed=0)
             except ParameterError as exc:  # e.g. no mode with a confirmed cause: the other arms still train, and the summary says why
-                arms = [a for a in arms if a != arm]
-                notes.append(f"{arm}: not trained: {exc}")
+                lost = [a for a in arms if a == arm or (arm == upweighted and a in ("upweight", "random-upweight"))]
+                arms = [a for a in arms if a not in lost]
+                notes.append(f"{', '.join(lost)}: not trained: {exc}")
                 continue
             added[arm] = _labelled(built.rows, built.pngs, recipe.labels, size)
             notes += built.notes
 
     key = {"target": target, "train_n": train_n, "epochs": epochs, "test_n": test_n, "seeds": seeds, "arms": arms,
-           "weights": weights, "added": {arm: _digest(data) for arm, data in added.items()}}
+           "weights": weights, "upweighted": upweighted, "added": {arm: _digest(data) for arm, data in added.items()}}
     journal = Journal(out, key if shipped else None)
     models: dict[tuple[int, str], Any] = {}
     weight = None
     if "upweight" in arms or "random-upweight" in arms:
         if journal.weight is None:
-            weight, models = _upweight(recipe, src, base0, added, seeds[0], weights, notes, journal)
+            weight, models = _upweight(recipe, src, base0, added, upweighted, seeds[0], weights, notes, journal)
             journal.add_weight(weight, notes[-1])
         else:
             weight, note = journal.weight
             notes.append(note)
-        added["upweight"] = _repeat(added["hard"], weight) if "hard" in added else None
+        added["upweight"] = _repeat(added[upweighted], weight)
         added["random-upweight"] = _repeat(added["random"], weight) if "random" in added else None
 
     tests = None
@@ -357,9 +365,9 @@ def _digest(data: Any) -> str:
     return h.hexdigest()
 
 
-def _upweight(recipe: Any, src: Source, base: Any, added: Mapping[str, Any], seed: int, grid: Sequence[int],
+def _upweight(recipe: Any, src: Source, base: Any, added: Mapping[str, Any], upweighted: str, seed: int, grid: Sequence[int],
               notes: list[str], journal: Journal) -> tuple[int, dict[tuple[int, str], Any]]:
-    """The weight of the upweight arms, chosen once, on `seed`'s base with the hard images and a
+    """The weight of the upweight arms, chosen once, on `seed`'s base with the `upweighted` images and a
     validation split of the training distribution (`choose_weight`, resumed from `journal`), and
     the model trained with it (the upweight arm's on that seed; none when the journal held its
     score, and the arm trains it again). The note says what was chosen on what."""
@@ -368,10 +376,10 @@ def _upweight(recipe: Any, src: Source, base: Any, added: Mapping[str, Any], see
     except ParameterError:
         rules = []
     validation = recipe.base(VALIDATION_SEED + seed)
-    w, scores, trained = choose_weight(recipe, base, added["hard"], seed, grid, validation, rules, journal)
+    w, scores, trained = choose_weight(recipe, base, added[upweighted], seed, grid, validation, rules, journal)
     metric = (f"worst accuracy over label x inside/outside the campaign's {len(rules)} mode rules" if rules
               else "mean recall over labels (no mode rule to group by)")
-    notes.append(f"upweight (Just Train Twice): w = {w} chosen on a validation split of {len(validation)} images drawn from the "
+    notes.append(f"upweight (Just Train Twice, the {upweighted} images): w = {w} chosen on a validation split of {len(validation)} images drawn from the "
                  f"recipe's training distribution (base seed {VALIDATION_SEED + seed}), {metric}: "
                  + ", ".join(f"w={g} {scores[g]:.1%}" for g in grid) + "; random-upweight adds the random images with the same w")
     return w, {(seed, "upweight"): trained[w]} if w in trained else {}

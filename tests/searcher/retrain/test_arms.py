@@ -197,6 +197,22 @@ def test_upweight_chooses_its_weight_on_validation_and_never_reads_a_test_set(pi
     assert w in WEIGHTS[:2] and set(scores) == set(WEIGHTS[:2])
 
 
+def test_upweight_weighs_the_set_it_is_given_and_its_control_alone_trains(pixel_recipe, confirmed, tmp_path):
+    """`upweighted` names the added set the upweight arm repeats (here the crossed-draws set, which
+    no other arm asks for), the weight chosen with it; random-upweight alone still has a weight to
+    take, chosen on the hard images."""
+    run, _ = confirmed
+    result = retrain(recipe=pixel_recipe(), hard=run, n=10, seeds=(0,), arms=("base", "upweight"), weights=(2,),
+                     upweighted="crossed-draws", out=tmp_path / "r")
+    assert any(n.startswith("upweight (Just Train Twice, the crossed-draws images): w = 2") for n in result.notes)
+    assert any(n.startswith("crossed-draws: 10 fresh draws") for n in result.notes)
+    assert result.scores.set_index("arm").loc["upweight", "train_size"].iloc[0] == 400 + 2 * 10
+    alone = retrain(recipe=pixel_recipe(), hard=run, n=10, seeds=(0,), arms=("base", "random-upweight"), weights=(3,), out=tmp_path / "a")
+    assert alone.weight == 3 and set(alone.scores["arm"]) == {"base", "random-upweight"}
+    with pytest.raises(ParameterError, match=r"--upweighted must be one of 'hard', 'spread', 'balanced-hard'.*Got 'twinz'"):
+        retrain(recipe=pixel_recipe(), hard=run, arms=("base", "upweight"), upweighted="twinz", out=tmp_path / "b")
+
+
 def test_export_recipe_twins_loads_like_other_exports(hard, tmp_path, monkeypatch, capsys):
     import datasets
 
