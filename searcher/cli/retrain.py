@@ -14,7 +14,7 @@ DESCRIPTION = ("For each seed, trains arms with the target's own recipe, by defa
                "failure modes; and a model trained on balanced data. More arms, each adding N images built from the campaign's "
                "failures and causes: balanced-hard, twins (each failure with its label flipped, all else held), crossed (the "
                "twins with the mode's confirmed cause set back too), crossed-draws (the same pairs, everything else drawn afresh), decorrelated "
-               "(draws inside each mode, its causes independent of the label), upweight (the hard images with one weight chosen "
+               "(draws inside each mode, its causes independent of the label), upweight (the hard images, or --upweighted's set, with one weight chosen "
                "on a validation split, as Just Train Twice) and random-upweight (its control). Tests each on held-out balanced (and PPB-like) sets: balanced "
                "accuracy with the spread over seeds, and the error per subgroup with Wilson intervals (summary.md, scores.csv, "
                "groups.csv, retraining.png). Trainable targets: gender-cnn, smile-cnn, glasses-cnn; your own model through the Python API.")

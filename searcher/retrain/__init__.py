@@ -17,16 +17,16 @@ only, every added arm adding the same N images:
 - `random`: base + N images drawn at random from the same generator and prior, labelled the
   same way (the control);
 - `spread`: base + N failures spread over the failure modes (per-mode quotas);
-- `balanced-hard`, `twins`, `crossed`, `crossed-draws`, `decorrelated`: base + N images built from the campaign's failures,
-  modes and causes (`searcher.export.recipes`: label-balanced failures; each failure with its
-  counterfactual twin, the label flipped and everything else held; the same with the mode's
-  confirmed cause set back too, so both twins cross the shortcut; those two cells drawn afresh
-  over the whole space; draws inside each mode with
-  its causes independent of the label, after Jain et al., ICLR 2023);
-- `upweight`: base + the hard images, each with one weight w (repeated w times), w chosen from
-  `weights` on a validation split of the training distribution, never a test set, as Just Train
-  Twice (Liu et al., ICML 2021) chooses its upweighting; `random-upweight`: the random images with
-  the same w, its control;
+- `balanced-hard`, `twins`, `crossed`, `crossed-draws`, `decorrelated`: base + N images built
+  from the campaign's failures, modes and causes (`searcher.export.recipes`: label-balanced
+  failures; each failure with its counterfactual twin, the label flipped and everything else
+  held; the same with the mode's confirmed cause set back too, so both twins cross the shortcut;
+  those pairs drawn afresh over the whole space; draws inside each mode with its causes
+  independent of the label, after Jain et al., ICLR 2023);
+- `upweight`: base + the hard images (or the set `upweighted=` names), each with one weight w
+  (repeated w times), w chosen from `weights` on a validation split of the training
+  distribution, never a test set, as Just Train Twice (Liu et al., ICML 2021) chooses its
+  upweighting; `random-upweight`: the random images with the same w, its control;
 - `balanced`: a training set of the base's size without the planted correlation (the paper's
   upper reference).
 
