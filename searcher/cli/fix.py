@@ -26,7 +26,7 @@ def resume_hint(args: argparse.Namespace) -> str:
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     from searcher.retrain.fix import FIX_ARMS
-    from searcher.retrain.harness import ARMS, WEIGHTS
+    from searcher.retrain.harness import ARMS, UPWEIGHTED, WEIGHTS
     from searcher.studies.confirm import DEFAULT_BUDGET
 
     p.add_argument("--target", default="gender-cnn", help="a trainable target: gender-cnn (default) or smile-cnn")
@@ -44,6 +44,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--arms", default=",".join(FIX_ARMS), help=f"comma-separated, of {', '.join(ARMS)} (default: {','.join(FIX_ARMS)})")
     p.add_argument("--weights", default=",".join(map(str, WEIGHTS)), help="the weights upweight chooses from on a validation split "
                    f"(default: {','.join(map(str, WEIGHTS))})")
+    p.add_argument("--upweighted", default="hard", help=f"the added set upweight weighs, one of {', '.join(UPWEIGHTED)} "
+                   "(default: hard)")
     p.add_argument("--train-n", type=int, default=None, help="training images per set (default: the target's recipe)")
     p.add_argument("--epochs", type=int, default=None, help="training passes (default: the target's recipe)")
     p.add_argument("--test-n", type=int, default=2000, help="images per held-out test set (default: 2000)")
@@ -57,6 +59,7 @@ def run(args: argparse.Namespace) -> int:
     result = fix(args.target, generator=args.generator, out=args.out, budget=args.budget, strategy=args.strategy, seed=args.seed,
                  confirm_budget=args.confirm_budget, min_failures=args.min_failures, depth=args.depth, n=args.n,
                  seeds=seed_list(args.seeds), arms=args.arms, weights=number_list(args.weights, int, "--weights"),
+                 upweighted=args.upweighted,
                  train_n=args.train_n, epochs=args.epochs, test_n=args.test_n, progress=not args.no_progress,
                  log=lambda line: print(line, flush=True))
     print(result.summary())

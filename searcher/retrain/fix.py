@@ -37,7 +37,7 @@ from searcher.campaign.loop import run_or_resume, same_campaign
 from searcher.campaign.store import Store
 from searcher.errors import ParameterError
 from searcher.outputs import check_output_dir, write_text
-from searcher.retrain.harness import ARMS, WEIGHTS, retrain, summary_lines, trainable
+from searcher.retrain.harness import ARMS, UPWEIGHTED, WEIGHTS, retrain, summary_lines, trainable
 from searcher.strategies import DEFAULT_STRATEGY
 from searcher.studies.confirm import DEFAULT_BUDGET, confirm, fix_words
 from searcher.validation import check_choice, check_names, checked, invalid
@@ -171,6 +171,7 @@ def fix(
     seeds: Sequence[int] = (0, 1, 2),
     arms: Sequence[str] = FIX_ARMS,
     weights: Sequence[int] = WEIGHTS,
+    upweighted: str = "hard",
     min_failures: int = 10,
     depth: int = 3,
     train_n: int | None = None,
@@ -187,7 +188,7 @@ def fix(
         generator, budget, strategy, seed: the campaign (`searcher.Campaign`).
         confirm_budget: evaluations the confirmation may spend (default `confirm.DEFAULT_BUDGET`).
         min_failures, depth: the modes given a rule and the trees' depth (`searcher.explain`).
-        n, seeds, arms, weights, train_n, epochs, test_n: the retraining (`searcher.retrain`).
+        n, seeds, arms, weights, upweighted, train_n, epochs, test_n: the retraining (`searcher.retrain`).
         progress: progress bars for the hunt, the confirmation and the retraining.
         log: called with one line as each step starts or is skipped (default: stderr under
             `progress`, else nowhere).
@@ -202,6 +203,7 @@ def fix(
     check_choice("generator", generator, generators.available(), what="argument", owner="fix")
     check_choice("strategy", strategy, STRATEGIES.available(), what="argument", owner="fix")
     arms = check_names(arms, ARMS, what="arm", flag="--arms")
+    check_choice("--upweighted", upweighted, UPWEIGHTED)
     if not arms:
         raise ParameterError(f"fix needs at least one arm to retrain. Valid arms: {', '.join(ARMS)}.")
     if log is not None and not callable(log):
@@ -259,9 +261,10 @@ def fix(
     scores = out / RETRAIN / "scores.csv"
     if sum(m["failures"] for m in result.modes):
         key = {"target": target, "n": n, "seeds": seeds, "arms": arms, "weights": weights, "train_n": train_n, "epochs": epochs,
-               "test_n": test_n}
+               "test_n": test_n, **({"upweighted": upweighted} if upweighted != "hard" else {})}  # the default keeps older runs' key
         step("retrain", key, scores.is_file(), f"{len(arms)} arms x {len(seeds)} seeds, {n} images added per arm", scores,
-             lambda: retrain(target, hard=out, n=n, seeds=seeds, arms=arms, weights=weights, out=out / RETRAIN, train_n=train_n,
+             lambda: retrain(target, hard=out, n=n, seeds=seeds, arms=arms, weights=weights, upweighted=upweighted, out=out / RETRAIN,
+                             train_n=train_n,
                              epochs=epochs, test_n=test_n, progress=progress))
         result.scores = pd.read_csv(scores)
     else:

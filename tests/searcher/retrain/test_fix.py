@@ -152,6 +152,7 @@ def test_a_journal_resumes_only_its_own_key_and_whole_lines(tmp_path):
     ({"confirm_budget": 0}, "'confirm_budget' argument of fix must be None or an integer >= 1. Got 0"),
     ({"seeds": 3}, "'seeds' argument of fix must be a list"),
     ({"test_n": 0}, "'test_n' argument of fix must be an integer >= 1"),
+    ({"upweighted": "twinz"}, "--upweighted must be one of 'hard', 'spread', .*'crossed-draws'.*Got 'twinz'"),
 ])
 def test_a_bad_argument_is_refused_before_anything_is_written(tmp_path, arguments, message):
     out = tmp_path / "new"
