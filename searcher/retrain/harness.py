@@ -305,7 +305,8 @@ def retrain(
             notes += built.notes
 
     key = {"target": target, "train_n": train_n, "epochs": epochs, "test_n": test_n, "seeds": seeds, "arms": arms,
-           "weights": weights, "upweighted": upweighted, "added": {arm: _digest(data) for arm, data in added.items()}}
+           "weights": weights, "added": {arm: _digest(data) for arm, data in added.items()},
+           **({"upweighted": upweighted} if upweighted != "hard" else {})}  # the default keeps older journals' key
     journal = Journal(out, key if shipped else None)
     models: dict[tuple[int, str], Any] = {}
     weight = None
