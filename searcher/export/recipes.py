@@ -130,13 +130,16 @@ class LabelParameter:
 @dataclass(frozen=True)
 class ModeCauses:
     """A failure mode as a retraining recipe uses it: its rule (`searcher.analysis.explain`), its
-    failures, and the attributes taken as its causes (`confirmed`: by intervention, else the rule's)."""
+    failures, the attributes taken as its causes (`confirmed`: by intervention, else the rule's),
+    and `set_back`: its strongest confirmed cause (the highest fix rate) and the value the
+    confirmation set it back to (`explain.json`'s interventions), or None."""
 
     mode: int
     failures: int
     rule: Mapping[str, list[Any]]
     causes: tuple[str, ...]
     confirmed: bool
+    set_back: tuple[str, Any] | None = None
 
 
 def label_parameter(source: Source) -> LabelParameter:
@@ -198,14 +201,19 @@ def mode_causes(source: Source) -> tuple[list[ModeCauses], str]:
             raise ParameterError(f"The failure modes of {source.dir} are ruled over rendered attributes (a latent generator's), "
                                  "which a recipe cannot set; use --recipe twins or balanced-hard.")
         rule = {k: v for k, v in (r.get("rule") or {}).items() if k != label}
+        set_back = None
         if confirming:
-            rates, control = r.get("fix_rates") or {}, r.get("control")
+            rates, control, done = r.get("fix_rates") or {}, r.get("control"), r.get("interventions") or {}
             ceiling = rates[control][2] if control in rates else 0.0
             causes = tuple(a for a in rule if a in rates and a != control and rates[a][1] > ceiling)
+            known = [a for a in causes if a in done]
+            if known:
+                best = max(known, key=lambda a: (rates[a][0], rates[a][1]))
+                set_back = (best, done[best]["value"])
         else:
             causes = tuple(rule)
         if causes:
-            out.append(ModeCauses(int(r["mode"]), int(r["failures"]), rule, causes, confirming))
+            out.append(ModeCauses(int(r["mode"]), int(r["failures"]), rule, causes, confirming, set_back))
     if not out:
         raise ParameterError(f"No failure mode of {source.dir} has {'a confirmed cause' if confirming else 'a rule'} to draw from; "
                              "search longer, or use --recipe twins or balanced-hard.")
@@ -279,28 +287,28 @@ def _twins(source: Source, n: int, seed: int) -> RecipeSet:
 
 def _crossed(source: Source, n: int, seed: int) -> RecipeSet:
     lp, rng = label_parameter(source), np.random.default_rng([seed, _CROSS_STREAM])
-    back = set_backs(source)
+    back = {m: mc.set_back for m, mc in set_backs(source).items()}
     fails = select(source.rows, "classify", "failures")
     fails = fails[fails["mode"].isin(list(back))]
     rows, pngs, pairs = _paired(source, fails, n, "crossed", "crossed",
                                 lambda r: {lp.name: lp.flip(r[f"param.{lp.name}"], r["true_label"], rng), **dict([back[int(r["mode"])]])})
-    causes = ", ".join(f"{m}: {a} to {v:.4g}" if isinstance(v, float) else f"{m}: {a} to {v}" for m, (a, v) in sorted(back.items()))
+    causes = ", ".join(f"{m}: {_setting(*back[m])}" for m in sorted(back))
     return RecipeSet(rows, pngs, [f"crossed: {len(rows) - pairs} failures and {pairs} twins ({lp.name} flipped and each mode's "
                                   f"strongest confirmed cause set back, everything else held; per mode {causes})"])
 
 
 def _crossed_draws(source: Source, n: int, seed: int) -> RecipeSet:
     lp, rng = label_parameter(source), np.random.default_rng([seed, _FRESH_STREAM])
-    back, space = set_backs(source), source.objective.generator.space
-    boxes = {m.mode: m.rule for m in mode_causes(source)[0]}
+    modes, space = set_backs(source), source.objective.generator.space
     fails = select(source.rows, "classify", "failures")
-    fails = fails[fails["mode"].isin(list(back))].reset_index(drop=True)
+    fails = fails[fails["mode"].isin(list(modes))].reset_index(drop=True)
     wanted = []  # per image: (label, {cause: value}, mode)
     for j in range(n):
         r = fails.iloc[(j // 2) % len(fails)]
-        mode, (cause, value) = int(r["mode"]), back[int(r["mode"])]
+        mode = int(r["mode"])
+        cause, value = modes[mode].set_back
         other = next(lab for lab in lp.labels if str(lab) != str(r["true_label"]))
-        own, box = r[f"param.{lp.name}"], boxes[mode][cause]
+        own, box = r[f"param.{lp.name}"], modes[mode].rule[cause]
         wanted.append((r["true_label"], {lp.name: own, cause: _uniform(space[cause], box, rng)}, mode) if j % 2 == 0 else
                       (other, {lp.name: lp.flip(own, r["true_label"], rng), cause: _beyond(space[cause], box, value, rng)}, mode))
     found: dict[int, tuple[dict[str, Any], bytes]] = {}
@@ -317,7 +325,7 @@ def _crossed_draws(source: Source, n: int, seed: int) -> RecipeSet:
             if str(row["true_label"]) == str(wanted[j][0]):
                 found[j] = (row, png)
     kept = [found[j] for j in sorted(found)]
-    causes = ", ".join(sorted({f"{a} to {v:.4g}" if isinstance(v, float) else f"{a} to {v}" for a, v in back.values()}))
+    causes = ", ".join(sorted({_setting(*m.set_back) for m in modes.values()}))
     return RecipeSet(pd.DataFrame([r for r, _ in kept]), [png for _, png in kept],
                      [f"crossed-draws: {len(kept)} fresh draws of the pairs of the {len(fails)} confirmed failures (each failure's "
                       f"{lp.name} with its mode's cause inside the mode's box; {lp.name} flipped with the cause set back and beyond: "
@@ -357,31 +365,27 @@ def _paired(source: Source, fails: pd.DataFrame, n: int, recipe: str, kind: str,
     return rows, _stored(source, originals) + [png for _, _, png in pairs], len(pairs)
 
 
-def set_backs(source: Source) -> dict[int, tuple[str, Any]]:
-    """Per failure mode with a cause confirmed by intervention, its strongest cause (the highest
-    fix rate) and the value the confirmation set it back to (`explain.json`'s interventions).
+def set_backs(source: Source) -> dict[int, ModeCauses]:
+    """The failure modes with a cause confirmed by intervention and its set-back value
+    (`ModeCauses.set_back`), by mode.
 
     Raises:
         ParameterError: no confirmation in the campaign, or no mode with a confirmed cause.
     """
     path = source.dir / "explain.json"
-    records = json.loads(path.read_text()) if path.is_file() else []
-    if not any(r.get("fix_rates") for r in records):
+    if not (path.is_file() and any(r.get("fix_rates") for r in json.loads(path.read_text()))):
         raise ParameterError(f"The crossed recipe sets each mode's confirmed cause back; {source.dir} has no confirmation. "
                              f"Run `searcher explain {source.dir} --confirm` first.")
-    by_mode = {int(r["mode"]): r for r in records}
-    out = {}
-    for m in mode_causes(source)[0]:
-        record = by_mode[m.mode]
-        rates, done = record["fix_rates"], record.get("interventions") or {}
-        known = [a for a in m.causes if a in done]
-        if known:
-            best = max(known, key=lambda a: (rates[a][0], rates[a][1]))
-            out[m.mode] = (best, done[best]["value"])
+    out = {m.mode: m for m in mode_causes(source)[0] if m.set_back is not None}
     if not out:
         raise ParameterError(f"No failure mode of {source.dir} has a confirmed cause with its set-back value; search longer, or "
                              "use --recipe twins or balanced-hard.")
     return out
+
+
+def _setting(attribute: str, value: Any) -> str:
+    """`attribute to value`, a number to four figures, for the recipes' notes."""
+    return f"{attribute} to {value:.4g}" if isinstance(value, float) else f"{attribute} to {value}"
 
 
 def _decorrelated(source: Source, n: int, seed: int) -> RecipeSet:
