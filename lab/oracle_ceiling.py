@@ -1,0 +1,102 @@
+"""How much of the gap to the balanced model N added images can close at best: the images an
+oracle would add, knowing the planted correlation, against which any arm `searcher retrain`
+builds can be judged.
+
+    python lab/oracle_ceiling.py --target gender-cnn --n 500,1000,2000 --seeds 0,1,2
+    python lab/oracle_ceiling.py --target smile-cnn --n 500 --reference runs/retrain-smile
+
+Why: issue 70 asks the best arm the engine builds to close 60% of the gap between the base model
+and one trained without the planted correlation, with N = 500 added images. The engine must
+find its images without knowing the correlation; this script is told it. Every added image lies
+in a counter-stereotypical cell (gender: long hair on a masculine face, short hair on a feminine
+one; smile: a beard or makeup without a smile, neither with one; glasses: a dark background
+behind glasses, a light one behind none), half of each label, every other attribute drawn from
+the training prior and rendered the way the base set is (`targets/trained/data.py`). These
+rows are the base recipe's own planted rows with the label flipped, so they are what the base
+set lacks and nothing else. If they do not close 60% of the gap, no set of N images drawn from
+the generator's prior is likely to, whoever builds it.
+
+Each model is trained and scored as `searcher retrain` trains and scores its arms (same recipe,
+seed, test sets). `--reference` reads the base and balanced models' scores from a retraining run
+of the same target and seeds (its scores.csv) instead of training them again.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+import targets
+from generators.faces.procedural import render_rows
+from searcher.retrain.harness import _scored
+from targets.base import LabelledImages
+from targets.trained.data import truth_labels
+from targets.trained.train import RECIPES
+
+FLIPPED = {"gender": "gender_presentation", "smile": "smile"}  # a label in [0, 1] whose clear bands mirror at 0.5
+
+
+def counter_rows(task: str, n: int, seed: int) -> list[dict[str, Any]]:
+    """`n` training rows, every one in a counter-stereotypical cell: the recipe's rows with the
+    planted correlation in every row (`p_planted=1`), then the label flipped (glasses: the
+    background set to the other side instead, since eyewear is a category)."""
+    rows = RECIPES[task][0](n, seed + 10_000, p_planted=1.0)  # streams the base sets (seeds 0-99) never draw
+    for row in rows:
+        if task in FLIPPED:
+            row[FLIPPED[task]] = 1.0 - row[FLIPPED[task]]
+        else:
+            row["background"] = 1.0 - row["background"]
+    return rows
+
+
+def counter_images(task: str, n: int, seed: int) -> LabelledImages:
+    """`counter_rows` rendered at the base set's 64 px, labelled from their truth."""
+    batch = render_rows(counter_rows(task, n, seed), resolution=64, seed=seed + 10_000)
+    return LabelledImages(batch.images, truth_labels(batch.truth, task), batch.truth)
+
+
+def main(argv: list[str] | None = None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--target", default="gender-cnn", help="gender-cnn, smile-cnn or glasses-cnn")
+    ap.add_argument("--n", default="500", help="added images, comma-separated (default 500)")
+    ap.add_argument("--seeds", default="0,1,2", help="training seeds, comma-separated")
+    ap.add_argument("--reference", type=Path, help="a `searcher retrain` run of the same target and seeds: its base and balanced scores are read, not trained")
+    ap.add_argument("--out", type=Path, default=Path("runs/oracle-ceiling"), help="where scores.csv and groups.csv go")
+    args = ap.parse_args(argv)
+    sizes = [int(v) for v in args.n.split(",")]
+    seeds = [int(v) for v in args.seeds.split(",")]
+    model = targets.load(args.target)
+    recipe = model.recipe()
+    task = recipe.task
+    tests = recipe.tests()
+    args.out.mkdir(parents=True, exist_ok=True)
+    scores, groups = [], []
+    if args.reference is not None:
+        ref = pd.read_csv(args.reference / "scores.csv")
+        scores = ref[ref["arm"].isin(["base", "balanced"]) & ref["seed"].isin(seeds)].to_dict("records")
+    for seed in seeds:
+        base = recipe.base(seed)
+        added = {f"oracle-{n}": counter_images(task, n, seed) for n in sizes}
+        for arm in (["base", "balanced"] if args.reference is None else []) + list(added):
+            s, g = _scored(recipe, {}, tests, base, added, arm, seed)
+            scores += s
+            groups += g
+            print(f"seed {seed} {arm}: " + ", ".join(f"{r['test']} {r['balanced_accuracy']:.1%}" for r in s), flush=True)
+    table = pd.DataFrame(scores)
+    table.to_csv(args.out / "scores.csv", index=False)
+    pd.DataFrame(groups).to_csv(args.out / "groups.csv", index=False)
+    for test, t in table.groupby("test"):
+        wide = t.pivot(index="seed", columns="arm", values="balanced_accuracy")
+        gap = wide["balanced"] - wide["base"]
+        print(f"\n{test} test set: base {wide['base'].mean():.1%}, balanced {wide['balanced'].mean():.1%}")
+        for n in sizes:
+            gain = wide[f"oracle-{n}"] - wide["base"]
+            print(f"  {n} counter-stereotypical images: gain {gain.mean():+.1%} ({', '.join(f'{v:+.1%}' for v in gain)}), "
+                  f"gap closed {gain.mean() / gap.mean():.0%}")
+
+
+if __name__ == "__main__":
+    main()
