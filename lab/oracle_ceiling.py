@@ -11,7 +11,9 @@ find its images without knowing the correlation; this script is told it. Every a
 in a counter-stereotypical cell (gender: long hair on a masculine face, short hair on a feminine
 one; smile: a beard or makeup without a smile, neither with one; glasses: a dark background
 behind glasses, a light one behind none), half of each label, every other attribute drawn from
-the training prior and rendered the way the base set is (`targets/trained/data.py`). These
+the training prior (`targets/trained/data.py`), rendered as a campaign renders and resized as
+`searcher retrain` resizes the images it adds (a campaign's 128 px brought to the base's 64: the
+random control gains from that alone, so an oracle rendered at 64 px would be judged unfairly). These
 rows are the base recipe's own planted rows with the label flipped, so they are what the base
 set lacks and nothing else. If they do not close 60% of the gap, no set of N images drawn from
 the generator's prior is likely to, whoever builds it.
@@ -24,14 +26,17 @@ of the same target and seeds (its scores.csv) instead of training them again.
 from __future__ import annotations
 
 import argparse
+import io
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pandas as pd
+from PIL import Image
 
 import targets
 from generators.faces.procedural import render_rows
-from searcher.retrain.harness import _scored
+from searcher.retrain.harness import _labelled, _scored
 from targets.base import LabelledImages
 from targets.trained.data import truth_labels
 from targets.trained.train import RECIPES
@@ -52,10 +57,19 @@ def counter_rows(task: str, n: int, seed: int) -> list[dict[str, Any]]:
     return rows
 
 
-def counter_images(task: str, n: int, seed: int) -> LabelledImages:
-    """`counter_rows` rendered at the base set's 64 px, labelled from their truth."""
-    batch = render_rows(counter_rows(task, n, seed), resolution=64, seed=seed + 10_000)
-    return LabelledImages(batch.images, truth_labels(batch.truth, task), batch.truth)
+def counter_images(task: str, labels: tuple[str, ...], n: int, seed: int, size: tuple[int, int]) -> LabelledImages:
+    """`counter_rows` rendered at a campaign's 128 px and brought to the base set's `size` the way
+    `searcher retrain` brings a campaign's images (`_labelled`), so that they differ from the
+    random control's images in where they lie alone, not in how they were drawn."""
+    batch = render_rows(counter_rows(task, n, seed), resolution=128, seed=seed + 10_000)
+    pngs = []
+    for image in batch.images:
+        buffer = io.BytesIO()
+        Image.fromarray(image).save(buffer, format="PNG")
+        pngs.append(buffer.getvalue())
+    names = np.asarray(labels)[truth_labels(batch.truth, task)]
+    rows = pd.concat([pd.DataFrame({"true_label": names}), batch.truth.add_prefix("truth.")], axis=1)
+    return _labelled(rows, pngs, labels, size)
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -79,7 +93,7 @@ def main(argv: list[str] | None = None) -> None:
         scores = ref[ref["arm"].isin(["base", "balanced"]) & ref["seed"].isin(seeds)].to_dict("records")
     for seed in seeds:
         base = recipe.base(seed)
-        added = {f"oracle-{n}": counter_images(task, n, seed) for n in sizes}
+        added = {f"oracle-{n}": counter_images(task, recipe.labels, n, seed, base.images.shape[1:3]) for n in sizes}
         for arm in (["base", "balanced"] if args.reference is None else []) + list(added):
             s, g = _scored(recipe, {}, tests, base, added, arm, seed)
             scores += s
