@@ -22,7 +22,7 @@ import torch
 from searcher.objective import FAILURE
 from searcher.space import Space
 from searcher.strategies.base import StrategyBase
-from searcher.strategies.baselines import sobol_points
+from searcher.strategies.baselines import SobolStream
 from searcher.validation import check_int, check_number
 
 __all__ = ["CarriedGP", "one_thread"]
@@ -57,6 +57,7 @@ class CarriedGP(StrategyBase):
         self._fitted_as: str | None = None  # the model the carried hyperparameters are of
         self._fitted_on = 0
         self._sobol = 0
+        self._stream = SobolStream(self.dim, self.seed)
 
     def state(self) -> dict[str, Any]:
         """GP hyperparameters (raw values) and the model they are of, the size of the last fit, the Sobol position: JSON."""
@@ -72,7 +73,7 @@ class CarriedGP(StrategyBase):
     def _next_sobol(self, n: int) -> np.ndarray:
         """The next `n` points of the strategy's scrambled Sobol sequence, snapped."""
         self._sobol += n
-        return self.cube.snap(sobol_points(self.dim, self.seed, self._sobol - n, n))
+        return self.cube.snap(self._stream.points(self._sobol - n, n))
 
     def _training_rows(self, loss: np.ndarray) -> np.ndarray:
         """Indices the GP is fitted on: all, or beyond `max_points` the recent failures (up to half)

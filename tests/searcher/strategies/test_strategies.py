@@ -242,3 +242,15 @@ def test_bo_batches_spread_and_categoricals_are_vertices():
     assert len({tuple(r) for r in X}) == len(X), "no point is proposed twice"
     cats = X[:, 1:4]
     assert set(cats.sum(axis=1)) == {1.0} and (cats.sum(axis=0) > 0).all(), "every category is tried"
+
+
+def test_a_sobol_stream_read_in_pieces_gives_the_points_of_one_read():
+    from searcher.strategies.baselines import SobolStream, sobol_points
+
+    stream = SobolStream(5, seed=3)
+    pieces = [stream.points(0, 3), stream.points(3, 1), stream.points(4, 6)]
+    whole = sobol_points(5, 3, 0, 10)
+    assert np.array_equal(np.concatenate(pieces), whole)
+    assert np.array_equal(stream.points(2, 4), whole[2:6])  # a read elsewhere starts there
+    assert np.array_equal(stream.points(6, 4), whole[6:])
+    assert not np.array_equal(SobolStream(5, seed=4).points(0, 10), whole)
