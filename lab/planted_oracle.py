@@ -1,22 +1,22 @@
-"""How much of the gap to the balanced model N added images can close at best: the images an
-oracle would add, knowing the planted correlation, against which any arm `searcher retrain`
-builds can be judged.
+"""What N added images gain when an oracle, told the planted correlation, chooses them: the
+yardstick the arms `searcher retrain` builds without that knowledge are measured against.
 
-    python lab/oracle_ceiling.py --target gender-cnn --n 500,1000,2000 --seeds 0,1,2
-    python lab/oracle_ceiling.py --target smile-cnn --n 500 --reference runs/retrain-smile
+    python lab/planted_oracle.py --target gender-cnn --n 500,1000 --seeds 0,1,2 --reference runs/gender-crossed
+    python lab/planted_oracle.py --target smile-cnn --n 500 --reference runs/smile-arms
 
 Why: issue 70 asks the best arm the engine builds to close 60% of the gap between the base model
-and one trained without the planted correlation, with N = 500 added images. The engine must
-find its images without knowing the correlation; this script is told it. Every added image lies
-in a counter-stereotypical cell (gender: long hair on a masculine face, short hair on a feminine
-one; smile: a beard or makeup without a smile, neither with one; glasses: a dark background
-behind glasses, a light one behind none), half of each label, every other attribute drawn from
-the training prior (`targets/trained/data.py`), rendered as a campaign renders and resized as
-`searcher retrain` resizes the images it adds (a campaign's 128 px brought to the base's 64: the
-random control gains from that alone, so an oracle rendered at 64 px would be judged unfairly). These
-rows are the base recipe's own planted rows with the label flipped, so they are what the base
-set lacks and nothing else. If they do not close 60% of the gap, no set of N images drawn from
-the generator's prior is likely to, whoever builds it.
+and one trained without the planted correlation, and to gain twice what 500 random images gain,
+with N = 500. The engine must find its images without knowing the correlation; this script is
+told it. Every added image lies in a counter-stereotypical cell (gender: long hair on a masculine
+face, short hair on a feminine one; smile: a beard or makeup without a smile, neither with one;
+glasses: a dark background behind glasses, a light one behind none), half of each label, every
+other attribute drawn from the training prior (`targets/trained/data.py`), rendered as a
+campaign renders and resized as `searcher retrain` resizes the images it adds (a campaign's 128 px
+brought to the base's 64: the random control gains from that alone, so images rendered at 64 px
+would be judged unfairly). These rows are the base recipe's own planted rows with the label
+flipped: what the base set lacks, as far as the correlation goes. They are not the best set
+there is: the oracle knows the shortcut, not which label values the model misreads, which a
+campaign's failures do show.
 
 Each model is trained and scored as `searcher retrain` trains and scores its arms (same recipe,
 seed, test sets). `--reference` reads the base and balanced models' scores from a retraining run
@@ -78,7 +78,7 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--n", default="500", help="added images, comma-separated (default 500)")
     ap.add_argument("--seeds", default="0,1,2", help="training seeds, comma-separated")
     ap.add_argument("--reference", type=Path, help="a `searcher retrain` run of the same target and seeds: its base and balanced scores are read, not trained")
-    ap.add_argument("--out", type=Path, default=Path("runs/oracle-ceiling"), help="where scores.csv and groups.csv go")
+    ap.add_argument("--out", type=Path, default=Path("runs/planted-oracle"), help="where scores.csv and groups.csv go")
     args = ap.parse_args(argv)
     sizes = [int(v) for v in args.n.split(",")]
     seeds = [int(v) for v in args.seeds.split(",")]
