@@ -36,7 +36,7 @@ from PIL import Image
 
 import targets
 from generators.faces.procedural import render_rows
-from searcher.retrain.harness import _labelled, _scored
+from searcher.retrain.harness import labelled_images, score_arm
 from targets.base import LabelledImages
 from targets.trained.data import truth_labels
 from targets.trained.train import RECIPES
@@ -59,7 +59,7 @@ def counter_rows(task: str, n: int, seed: int) -> list[dict[str, Any]]:
 
 def counter_images(task: str, labels: tuple[str, ...], n: int, seed: int, size: tuple[int, int]) -> LabelledImages:
     """`counter_rows` rendered at a campaign's 128 px and brought to the base set's `size` the way
-    `searcher retrain` brings a campaign's images (`_labelled`), so that they differ from the
+    `searcher retrain` brings a campaign's images (`labelled_images`), so that they differ from the
     random control's images in where they lie alone, not in how they were drawn."""
     batch = render_rows(counter_rows(task, n, seed), resolution=128, seed=seed + 10_000)
     pngs = []
@@ -69,7 +69,7 @@ def counter_images(task: str, labels: tuple[str, ...], n: int, seed: int, size: 
         pngs.append(buffer.getvalue())
     names = np.asarray(labels)[truth_labels(batch.truth, task)]
     rows = pd.concat([pd.DataFrame({"true_label": names}), batch.truth.add_prefix("truth.")], axis=1)
-    return _labelled(rows, pngs, labels, size)
+    return labelled_images(rows, pngs, labels, size)
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -95,7 +95,7 @@ def main(argv: list[str] | None = None) -> None:
         base = recipe.base(seed)
         added = {f"oracle-{n}": counter_images(task, recipe.labels, n, seed, base.images.shape[1:3]) for n in sizes}
         for arm in (["base", "balanced"] if args.reference is None else []) + list(added):
-            s, g = _scored(recipe, {}, tests, base, added, arm, seed)
+            s, g = score_arm(recipe, tests, base, added, arm, seed)
             scores += s
             groups += g
             print(f"seed {seed} {arm}: " + ", ".join(f"{r['test']} {r['balanced_accuracy']:.1%}" for r in s), flush=True)

@@ -24,8 +24,8 @@ from searcher.retrain.journal import Journal
 from searcher.strategies import DEFAULT_STRATEGY
 from searcher.validation import check_choice, check_int, check_names, checked
 
-__all__ = ["ARMS", "DEFAULT_ARMS", "UPWEIGHTED", "WEIGHTS", "RetrainResult", "choose_weight", "gains", "per_seed_lines", "retrain", "score_table",
-           "summary_lines", "trainable", "validation_score"]
+__all__ = ["ARMS", "DEFAULT_ARMS", "UPWEIGHTED", "WEIGHTS", "RetrainResult", "choose_weight", "gains", "labelled_images", "per_seed_lines",
+           "retrain", "score_arm", "score_table", "summary_lines", "trainable", "validation_score"]
 
 ARMS = ("base", "hard", "random", "spread", "balanced-hard", "twins", "crossed", "crossed-draws", "decorrelated", "upweight", "random-upweight", "balanced")
 DEFAULT_ARMS = ("base", "hard", "random", "spread", "balanced")
@@ -156,8 +156,10 @@ def choose_weight(recipe: Any, base: Any, added: Any, seed: int, grid: Sequence[
     return best, scores, models
 
 
-def _labelled(rows: pd.DataFrame, pngs: Sequence[bytes], labels: Sequence[Any], size: tuple[int, int]) -> Any:
-    """Rows and their PNGs as `LabelledImages` at the base set's `size` (PIL's antialiased bilinear)."""
+def labelled_images(rows: pd.DataFrame, pngs: Sequence[bytes], labels: Sequence[Any], size: tuple[int, int]) -> Any:
+    """Rows (a `true_label` column and `truth.*` columns, as an export's) and their PNGs as
+    `LabelledImages` at the base set's `size` (PIL's antialiased bilinear): how every added arm's
+    images reach training."""
     from targets.base import LabelledImages
 
     images = []
@@ -288,10 +290,10 @@ def retrain(
     for arm, spread in (("hard", False), ("spread", True)):
         if arm in arms or (arm == upweighted and weighed):
             rows = select(src.rows, "classify", "failures", limit=k, spread=spread)
-            added[arm] = _labelled(rows, [png for _, png in src.png(rows)], recipe.labels, size)
+            added[arm] = labelled_images(rows, [png for _, png in src.png(rows)], recipe.labels, size)
     if "random" in arms or "random-upweight" in arms:
         rows, pngs = random_control(src, k, seed=0)
-        added["random"] = _labelled(rows, pngs, recipe.labels, size)
+        added["random"] = labelled_images(rows, pngs, recipe.labels, size)
     for arm in RECIPES:
         if arm in arms or (arm == upweighted and weighed):
             try:
@@ -301,7 +303,7 @@ def retrain(
                 arms = [a for a in arms if a not in lost]
                 notes.append(f"{', '.join(lost)}: not trained: {exc}")
                 continue
-            added[arm] = _labelled(built.rows, built.pngs, recipe.labels, size)
+            added[arm] = labelled_images(built.rows, built.pngs, recipe.labels, size)
             notes += built.notes
 
     key = {"target": target, "train_n": train_n, "epochs": epochs, "test_n": test_n, "seeds": seeds, "arms": arms,
@@ -330,7 +332,7 @@ def retrain(
                     if base is None:
                         base = base0 if seed == seeds[0] else recipe.base(seed)
                     tests = recipe.tests() if tests is None else tests
-                    journal.add_model(arm, seed, *_scored(recipe, models, tests, base, added, arm, seed))
+                    journal.add_model(arm, seed, *score_arm(recipe, tests, base, added, arm, seed, models))
                 scores += journal.models[arm, seed][0]
                 groups += journal.models[arm, seed][1]
                 bar.update()
@@ -340,12 +342,12 @@ def retrain(
     return result
 
 
-def _scored(recipe: Any, models: Mapping[tuple[int, str], Any], tests: Mapping[str, Any], base: Any, added: Mapping[str, Any],
-            arm: str, seed: int) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-    """Trains `arm`'s model on `seed` (or takes the one `models` holds) and tests it: its rows of
-    scores.csv and of the subgroup errors."""
+def score_arm(recipe: Any, tests: Mapping[str, Any], base: Any, added: Mapping[str, Any], arm: str, seed: int,
+              models: Mapping[tuple[int, str], Any] | None = None) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """Trains `arm`'s model on `seed` (base, balanced, or base + `added[arm]`; or takes the one
+    `models` holds) and tests it on `tests`: its rows of scores.csv and of the subgroup errors."""
     data = recipe.balanced(seed) if arm == "balanced" else base if arm == "base" else _concat(base, added[arm])
-    model = models[seed, arm] if (seed, arm) in models else recipe.train(data, seed)
+    model = models[seed, arm] if models and (seed, arm) in models else recipe.train(data, seed)
     scores, groups = [], []
     for name, test in tests.items():
         pred = np.asarray(recipe.evaluate(model, test))
