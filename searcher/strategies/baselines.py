@@ -26,9 +26,9 @@ def sobol_points(dim: int, seed: int, start: int, n: int) -> np.ndarray:
 class SobolStream:
     """The scrambled Sobol sequence of `dim` seeded by `seed` (`sobol_points`'s), with its engine kept
     between reads: a read that starts where the last one ended continues it, so a strategy drawing
-    one point at a time does not build and scramble an engine per point (a millisecond each, a
-    third of a second per ask of 1,024 points); a read that starts elsewhere builds one there.
-    The points are the same either way."""
+    one point at a time does not build and scramble an engine per point (a large `bo-modes` batch
+    falls back on Sobol points one at a time); a read that starts elsewhere builds one there. The
+    points are the same either way."""
 
     def __init__(self, dim: int, seed: int) -> None:
         self.dim, self.seed = dim, int(seed)
