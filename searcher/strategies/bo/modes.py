@@ -629,7 +629,8 @@ class FailureModes(CarriedGP):
                  chosen: list[np.ndarray], seen: set[bytes], rng: np.random.Generator, pool: Pool | None = None) -> tuple[np.ndarray, bool]:
         """A Thompson draw away from every failure and every point of the batch (model-free: Sobol),
         and whether the draw puts a failure there; with `pool`, this point's own draw over the
-        batch's exploring candidates."""
+        batch's exploring candidates, or, once the batch's points have closed them all, the next
+        Sobol point and no hope (after the split the point harvests, as a hopeless draw does)."""
         if model is None:
             return self._next_sobol(1)[0], True
         avoid = np.concatenate([failures, np.array(chosen)]) if chosen else failures
@@ -650,7 +651,7 @@ class FailureModes(CarriedGP):
         else:
             opened = pool.explore(lambda: candidates(max(_UNIFORM, 2 * pool.n)), avoid, seen)
             if opened is None:
-                return self._next_sobol(1)[0], True
+                return self._next_sobol(1)[0], False
             C, draw = opened
         best = int(np.argmax(model.margin(C, draw)))
         return C[best], bool(model.fails(C[best : best + 1], draw[best : best + 1])[0])

@@ -373,6 +373,31 @@ def test_a_hopeless_exploring_draw_harvests_after_the_split_and_explores_before_
         assert np.array_equal(asked["scheduled"], asked["hopeful"]) == (budget == 1200)
 
 
+def test_a_pooled_batch_whose_exploring_pool_is_closed_harvests_after_the_split(monkeypatch):
+    """A pooled batch (64 points or more) draws its exploring candidates once, and its own points
+    can close them all (`Pool.explore` gives none). No draw then hopes for a failure: after the
+    split the point harvests, as a hopeless draw does; before it, it explores with the next point
+    of the strategy's Sobol sequence."""
+    from searcher.strategies.baselines import sobol_points
+    from searcher.strategies.bo.pool import POOLED_FROM, Pool
+
+    monkeypatch.setattr(Pool, "explore", lambda self, build, avoid, seen: None)
+    X = np.random.default_rng(0).random((400, 3))
+    failures = X[one_ball(X) >= FAILURE]
+    for budget in (800, 1200):  # the split at point 320 (the points asked come after it), and at 480
+        s = make_strategy("bo-modes", CUBE3, seed=0, budget=budget)
+        s.tell(X, one_ball(X))
+        asked = s.ask(POOLED_FROM, 0)
+        exploring = np.array([s.explores(400 + i) for i in range(POOLED_FROM)])
+        assert exploring.any(), "the schedule gives none of the points to exploring"
+        if budget == 800:
+            near = np.linalg.norm(asked[exploring][:, None] - failures[None], axis=2).min(1) / np.sqrt(3) < s.radius
+            assert near.all()
+            assert all(x.tobytes() in s._pending for x in asked[exploring])  # counted on the harvest's record
+        else:
+            assert np.array_equal(asked[exploring], CUBE3.cube.snap(sobol_points(3, 0, 0, int(exploring.sum()))))
+
+
 def test_normal_scores_share_ties_and_keep_the_order():
     z = normal_scores(np.array([0.0, 1.0, 0.0, 0.3]))
     assert z[0] == z[2] < z[3] < z[1] and z[1] == -normal_scores(np.arange(4.0))[0]
