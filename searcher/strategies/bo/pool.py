@@ -10,7 +10,9 @@ batch draws each kind of candidate once, scores it once, and its points take fro
   again, and scored, only when fewer than `_LOW` are left that no point has taken;
 - each exploring point reads its own sample of one joint posterior draw over the exploring pool
   (parallel Thompson sampling: a draw per point, on candidates they share), and keeps away from
-  the failures and from every point chosen before it, as one asked alone does;
+  the failures and from every point chosen before it, as one asked alone does; once the batch's
+  points have closed every candidate, a point has no draw to hope on and, after the schedule's
+  split, harvests (`FailureModes._explore`);
 - the draws from the failing set at large sample the pooled candidates the model is sure of.
 
 Which candidate wins is decided by `FailureModes`'s own rules; only where the candidates come
