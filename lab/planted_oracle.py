@@ -26,17 +26,15 @@ of the same target and seeds (its scores.csv) instead of training them again.
 from __future__ import annotations
 
 import argparse
-import io
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pandas as pd
-from PIL import Image
 
-import targets
 from generators.faces.procedural import render_rows
-from searcher.retrain.harness import labelled_images, score_arm
+from searcher.campaign.store import encode_png
+from searcher.retrain.harness import labelled_images, per_seed_lines, score_arm, summary_lines, trainable
 from targets.base import LabelledImages
 from targets.trained.data import truth_labels
 from targets.trained.train import RECIPES
@@ -62,11 +60,7 @@ def counter_images(task: str, labels: tuple[str, ...], n: int, seed: int, size: 
     `searcher retrain` brings a campaign's images (`labelled_images`), so that they differ from the
     random control's images in where they lie alone, not in how they were drawn."""
     batch = render_rows(counter_rows(task, n, seed), resolution=128, seed=seed + 10_000)
-    pngs = []
-    for image in batch.images:
-        buffer = io.BytesIO()
-        Image.fromarray(image).save(buffer, format="PNG")
-        pngs.append(buffer.getvalue())
+    pngs = [encode_png(image) for image in batch.images]
     names = np.asarray(labels)[truth_labels(batch.truth, task)]
     rows = pd.concat([pd.DataFrame({"true_label": names}), batch.truth.add_prefix("truth.")], axis=1)
     return labelled_images(rows, pngs, labels, size)
@@ -82,35 +76,29 @@ def main(argv: list[str] | None = None) -> None:
     args = ap.parse_args(argv)
     sizes = [int(v) for v in args.n.split(",")]
     seeds = [int(v) for v in args.seeds.split(",")]
-    model = targets.load(args.target)
-    recipe = model.recipe()
-    task = recipe.task
-    tests = recipe.tests()
-    args.out.mkdir(parents=True, exist_ok=True)
+    recipe = trainable(args.target).recipe()  # a clear error for a target without a training recipe
     scores, groups = [], []
     if args.reference is not None:
         ref = pd.read_csv(args.reference / "scores.csv")
         scores = ref[ref["arm"].isin(["base", "balanced"]) & ref["seed"].isin(seeds)].to_dict("records")
+        missing = {(a, s) for a in ("base", "balanced") for s in seeds} - {(r["arm"], r["seed"]) for r in scores}
+        if missing:
+            raise SystemExit(f"{args.reference}/scores.csv lacks the base or balanced model of seeds {sorted({s for _, s in missing})}; "
+                             "give a retraining run of the same target with those seeds, or no --reference.")
+    tests = recipe.tests()
     for seed in seeds:
         base = recipe.base(seed)
-        added = {f"oracle-{n}": counter_images(task, recipe.labels, n, seed, base.images.shape[1:3]) for n in sizes}
+        added = {f"oracle-{n}": counter_images(recipe.task, recipe.labels, n, seed, base.images.shape[1:3]) for n in sizes}
         for arm in (["base", "balanced"] if args.reference is None else []) + list(added):
             s, g = score_arm(recipe, tests, base, added, arm, seed)
             scores += s
             groups += g
             print(f"seed {seed} {arm}: " + ", ".join(f"{r['test']} {r['balanced_accuracy']:.1%}" for r in s), flush=True)
     table = pd.DataFrame(scores)
+    args.out.mkdir(parents=True, exist_ok=True)
     table.to_csv(args.out / "scores.csv", index=False)
     pd.DataFrame(groups).to_csv(args.out / "groups.csv", index=False)
-    for test, t in table.groupby("test"):
-        wide = t.pivot(index="seed", columns="arm", values="balanced_accuracy")
-        gap = wide["balanced"] - wide["base"]
-        print(f"\n{test} test set: base {wide['base'].mean():.1%}, balanced {wide['balanced'].mean():.1%}")
-        for n in sizes:
-            gain = wide[f"oracle-{n}"] - wide["base"]
-            print(f"  {n} counter-stereotypical images: gain {gain.mean():+.1%} ({', '.join(f'{v:+.1%}' for v in gain)}), "
-                  f"gap closed {gain.mean() / gap.mean():.0%}")
-
+    print("\n".join(["", *summary_lines(table), "", *per_seed_lines(table)]))
 
 if __name__ == "__main__":
     main()

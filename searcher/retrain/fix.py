@@ -37,7 +37,7 @@ from searcher.campaign.loop import run_or_resume, same_campaign
 from searcher.campaign.store import Store
 from searcher.errors import ParameterError
 from searcher.outputs import check_output_dir, write_text
-from searcher.retrain.harness import ARMS, UPWEIGHTED, WEIGHTS, retrain, summary_lines, trainable
+from searcher.retrain.harness import ARMS, UPWEIGHTED, WEIGHTS, retrain, summary_lines, trainable, upweighted_key
 from searcher.strategies import DEFAULT_STRATEGY
 from searcher.studies.confirm import DEFAULT_BUDGET, confirm, fix_words
 from searcher.validation import check_choice, check_names, checked, invalid
@@ -261,11 +261,10 @@ def fix(
     scores = out / RETRAIN / "scores.csv"
     if sum(m["failures"] for m in result.modes):
         key = {"target": target, "n": n, "seeds": seeds, "arms": arms, "weights": weights, "train_n": train_n, "epochs": epochs,
-               "test_n": test_n, **({"upweighted": upweighted} if upweighted != "hard" else {})}  # the default keeps older runs' key
+               "test_n": test_n, **upweighted_key(upweighted)}
         step("retrain", key, scores.is_file(), f"{len(arms)} arms x {len(seeds)} seeds, {n} images added per arm", scores,
              lambda: retrain(target, hard=out, n=n, seeds=seeds, arms=arms, weights=weights, upweighted=upweighted, out=out / RETRAIN,
-                             train_n=train_n,
-                             epochs=epochs, test_n=test_n, progress=progress))
+                             train_n=train_n, epochs=epochs, test_n=test_n, progress=progress))
         result.scores = pd.read_csv(scores)
     else:
         say("retrain: not run, the campaign found no failures to add")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import io
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -25,7 +25,7 @@ from searcher.strategies import DEFAULT_STRATEGY
 from searcher.validation import check_choice, check_int, check_names, checked
 
 __all__ = ["ARMS", "DEFAULT_ARMS", "UPWEIGHTED", "WEIGHTS", "RetrainResult", "choose_weight", "gains", "labelled_images", "per_seed_lines",
-           "retrain", "score_arm", "score_table", "summary_lines", "trainable", "validation_score"]
+           "retrain", "score_arm", "score_table", "summary_lines", "trainable", "upweighted_key", "validation_score"]
 
 ARMS = ("base", "hard", "random", "spread", "balanced-hard", "twins", "crossed", "crossed-draws", "decorrelated", "upweight", "random-upweight", "balanced")
 DEFAULT_ARMS = ("base", "hard", "random", "spread", "balanced")
@@ -78,15 +78,21 @@ def gains(scores: pd.DataFrame, test: str | None = None) -> dict[str, float]:
     out: dict[str, float] = {}
     if "base" not in wide:
         return out
-    for arm in ARMS[1:]:
-        if arm in wide:
-            out[f"gain_{arm}"] = float((wide[arm] - wide["base"]).mean())
+    arms = _in_order(a for a in wide if a != "base")
+    for arm in arms:
+        out[f"gain_{arm}"] = float((wide[arm] - wide["base"]).mean())
     if "balanced" in wide:
         gap = out["gain_balanced"]
-        for arm in ARMS[1:-1]:
-            if arm in wide and gap:
+        for arm in arms:
+            if arm != "balanced" and gap:
                 out[f"gap_closed_{arm}"] = out[f"gain_{arm}"] / gap
     return out
+
+
+def _in_order(arms: Iterable[str]) -> list[str]:
+    """`arms` in `ARMS` order, any other arm (a lab's: `lab/planted_oracle.py`) after them by name, balanced last."""
+    rank = {a: i for i, a in enumerate(ARMS[:-1])}
+    return sorted(arms, key=lambda a: (a == "balanced", rank.get(a, len(rank)), a))
 
 
 def summary_lines(scores: pd.DataFrame) -> list[str]:
@@ -98,7 +104,7 @@ def summary_lines(scores: pd.DataFrame) -> list[str]:
         lines.append(f"{test} test set, balanced accuracy (mean +- sd over seeds):")
         lines += [f"  {r['arm']:<15} {r['mean']:.1%} +- {0 if pd.isna(r['std']) else r['std']:.1%}" for _, r in grp.iterrows()]
         g = gains(scores, test)
-        added = [a for a in ARMS[1:-1] if f"gain_{a}" in g]
+        added = [k[len("gain_"):] for k in g if k.startswith("gain_") and k != "gain_balanced"]
         if added:
             closed = [f"{a} {g[f'gap_closed_{a}']:.0%}" for a in added if f"gap_closed_{a}" in g]
             lines.append("  gain over base: " + ", ".join(f"{a} {g[f'gain_{a}']:+.1%}" for a in added)
@@ -307,8 +313,7 @@ def retrain(
             notes += built.notes
 
     key = {"target": target, "train_n": train_n, "epochs": epochs, "test_n": test_n, "seeds": seeds, "arms": arms,
-           "weights": weights, "added": {arm: _digest(data) for arm, data in added.items()},
-           **({"upweighted": upweighted} if upweighted != "hard" else {})}  # the default keeps older journals' key
+           "weights": weights, "added": {arm: _digest(data) for arm, data in added.items()}, **upweighted_key(upweighted)}
     journal = Journal(out, key if shipped else None)
     models: dict[tuple[int, str], Any] = {}
     weight = None
@@ -340,6 +345,12 @@ def retrain(
     _write(result)
     journal.close()
     return result
+
+
+def upweighted_key(upweighted: str) -> dict[str, str]:
+    """What `upweighted` adds to a resumable run's key (`retrain`'s journal, `searcher fix`'s
+    manifest): nothing for the default, so runs keyed before the option existed still resume."""
+    return {} if upweighted == "hard" else {"upweighted": upweighted}
 
 
 def score_arm(recipe: Any, tests: Mapping[str, Any], base: Any, added: Mapping[str, Any], arm: str, seed: int,
