@@ -3,13 +3,15 @@
     python benchmarks/batch_quality.py                                             # every planted case, batches 4, 64 and 256, 2,000 evaluations, seed 0
     python benchmarks/batch_quality.py --cases planted-d6-k5,ball-d6-k3-v1 --seeds 0,1 --jobs 2
     python benchmarks/batch_quality.py --cases shell-d6-k4-v0.2 --batches 4,64 --strategy-option ablation.near_best=1
+    python benchmarks/batch_quality.py --batches 256 --strategy bo-modes:overlap     # each batch asked before the one before is told
 
 Each run is the suite's (`searcher.bench.planted`: ask/tell on the planted regions, no image) with
 the batch size changed: `bo-modes` asked `--batches` points at a time for `--budget` evaluations.
 It prints, per case and batch, failures, regions hit and effective regions (means over the seeds)
 and, for each batch but the first, their ratio to the first batch's, with the seconds the asks
 took. `--strategy-option KEY=VALUE` (repeatable, as `searcher bench` takes it) sets the strategy's
-options, kept in each row. Rows are appended to `--out` (CSV) as runs finish; the same command
+options, kept in each row; a strategy named `NAME:overlap` asks each batch before the one before
+is told, as a campaign with `--overlap` does. Rows are appended to `--out` (CSV) as runs finish; the same command
 again skips the runs already there.
 """
 
@@ -38,8 +40,9 @@ def run(case_name: str, strategy: str, batch: int, seed: int, budget: int, optio
     """One run: the suite's scores of `strategy` (with `options`, as JSON) asked `batch` points at a time."""
     case = select_cases(case_name)[0]
     regions = case.regions()
-    s = make_strategy(strategy, regions.space, seed=seed, budget=budget, **json.loads(options))
-    X, times = ask_tell(s, lambda X: regions.loss(X, score=case.score), budget, batch)
+    name, _, how = strategy.partition(":")
+    s = make_strategy(name, regions.space, seed=seed, budget=budget, **json.loads(options))
+    X, times = ask_tell(s, lambda X: regions.loss(X, score=case.score), budget, batch, overlap=how == "overlap")
     again = repeated(X)
     scores = run_scores(np.where(again, -1, regions.region_of(X)), int(again.sum()), int(case.options["k"]))
     return {"case": case_name, "strategy": strategy, "options": options, "batch": batch, "seed": seed, "budget": budget, "failures": scores["failures"],
@@ -49,7 +52,7 @@ def run(case_name: str, strategy: str, batch: int, seed: int, budget: int, optio
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--cases", default="planted", help="suite case names, comma-separated, or planted (default)")
-    ap.add_argument("--strategy", default="bo-modes")
+    ap.add_argument("--strategy", default="bo-modes", help="the strategy, or NAME:overlap (default: bo-modes)")
     ap.add_argument("--batches", default="4,64,256", help="comma-separated; the first is the reference (default: 4,64,256)")
     ap.add_argument("--seeds", default="0", help="comma-separated (default: 0)")
     ap.add_argument("--budget", type=int, default=2000)

@@ -3,6 +3,7 @@
     python benchmarks/scale.py                                   # random and bo-modes, 1,000 evaluations (a few minutes)
     python benchmarks/scale.py --budgets 1000,10000,100000 --strategies random --images 0.01
     python benchmarks/scale.py --budgets 100000 --strategies random --readers   # then report, compare and export of it
+    python benchmarks/scale.py --budgets 100000 --strategies bo-modes,bo-modes:overlap --batch bo-modes=1024 --images 0.01
 
 Each campaign runs the planted generator (6-D, five boxes, 3% of the volume) against the planted
 target with a fixed delay per image (`--delay`, 1 ms: a ResNet behind TorchScript on a GPU), in a
@@ -11,7 +12,8 @@ fresh process, so its peak memory (`ru_maxrss`) is its own. It prints, per strat
 - the share of wall time spent outside the generator and the target (the search, the loop, the
   store), of the whole run and of the loop alone (from the first proposal on: without imports and
   set-up), and where it went: proposals (`ask`) and the store's writes, as shares of the whole run
-  (the writes run on the loop's writer thread while the next batch is evaluated: their share is
+  (the writes run on the loop's writer thread while the next batch is evaluated, and a strategy
+  named `NAME:overlap` runs with `overlap`, its proposals beside the evaluation: their share is
   time they took, not time the loop waited for them);
 - proposal time per point against the history size (median over the steps near each size);
 - store bytes per trial: the SQLite file (with its -wal) and the images (their bytes, and the
@@ -70,25 +72,25 @@ def _disk(directory: Path) -> dict[str, float]:
             "image_files": len(images)}
 
 
-def measure(strategy: str, budget: int, batch: int, delay: float, images: float, out: str) -> dict[str, Any]:
+def measure(strategy: str, budget: int, batch: int, delay: float, images: float, out: str, overlap: bool = False) -> dict[str, Any]:
     """Runs one campaign (in the calling process, meant to be a fresh one) and returns its figures."""
     spent: dict[str, float] = {}
     asks: list[tuple[int, int, float]] = []
     _timed(PlantedGenerator, "generate", spent, "generator")
     _timed(PlantedTarget, "predict", spent, "target")
-    _timed(campaign_loop._Loop, "propose", spent, "propose", asks)
+    _timed(campaign_loop._Loop, "search", spent, "propose", asks)
     _timed(Store, "add_trials", spent, "store")
     _timed(Store, "finish_step", spent, "store")
     shutil.rmtree(out, ignore_errors=True)
     campaign = Campaign(generator="planted", target="planted", strategy=strategy, budget=budget, batch=batch, seed=0, out=out,
-                        generator_options=PLANTED, target_options={**PLANTED, "delay": delay}, images=images)
+                        generator_options=PLANTED, target_options={**PLANTED, "delay": delay}, images=images, overlap=overlap)
     start = time.perf_counter()
     result = campaign.run(progress=False)
     wall = time.perf_counter() - start
     inside = spent.get("generator", 0.0) + spent.get("target", 0.0)
     per_point = [(step * batch, dt / n) for step, n, dt, _ in asks]
     looped = time.perf_counter() - asks[0][3] if asks else wall  # from the first proposal on: without imports and set-up
-    return {"strategy": strategy, "budget": budget, "batch": batch, "images": images, "wall": wall, "loop": looped,
+    return {"strategy": strategy + (" (overlap)" if overlap else ""), "budget": budget, "batch": batch, "images": images, "wall": wall, "loop": looped,
             "outside": (wall - inside) / wall, "outside_loop": (looped - inside) / looped,
             "propose": spent.get("propose", 0.0) / wall, "store": spent.get("store", 0.0) / wall,
             "failures": int(result.trials["failure"].eq(True).sum()), "per_point": per_point,
@@ -157,7 +159,8 @@ def readers(directory: Path, budget: int, batch: int, delay: float, images: floa
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--budgets", default="1000", help="comma-separated (default: 1000)")
-    ap.add_argument("--strategies", default="random,bo-modes", help="comma-separated (default: random,bo-modes)")
+    ap.add_argument("--strategies", default="random,bo-modes", help="comma-separated; NAME:overlap asks the next batch while one is "
+                    "evaluated (default: random,bo-modes)")
     ap.add_argument("--batch", default="random=256,bo-modes=4", help="STRATEGY=BATCH, comma-separated (default: random=256,bo-modes=4)")
     ap.add_argument("--delay", type=float, default=0.001, help="the target's seconds per image (default: 0.001)")
     ap.add_argument("--images", type=float, default=1.0, help="share of passing trials whose image is kept (default: 1, all)")
@@ -171,14 +174,17 @@ def main() -> None:
     print("| strategy | batch | budget | wall s | outside gen+target | loop only | propose | store | s/point at 2k | at max | "
           "SQLite B/trial | image B/trial (disk) | peak MB | failures |")
     print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|", flush=True)
-    for strategy in args.strategies.split(","):
+    for entry in args.strategies.split(","):
+        strategy, _, how = entry.partition(":")
+        if how not in ("", "overlap"):
+            ap.error(f"--strategies takes NAME or NAME:overlap; got {entry!r}")
         for budget in budgets:
             largest = args.readers and strategy == "random" and budget == max(budgets)
-            out = args.dir / "compare" / "runs" / "random-s0" if largest else args.dir / f"{strategy}-{budget}"
-            r = _in_child(strategy, budget, batches[strategy], args.delay, args.images, str(out))
+            out = args.dir / "compare" / "runs" / "random-s0" if largest else args.dir / f"{strategy}-{how or 'plain'}-{budget}"
+            r = _in_child(strategy, budget, batches[strategy], args.delay, args.images, str(out), how == "overlap")
             rows.append(r)
             last = max(h for h, _ in r["per_point"])
-            print(f"| {strategy} | {r['batch']} | {budget:,} | {r['wall']:.1f} | {r['outside']:.1%} | {r['outside_loop']:.1%} | {r['propose']:.1%} | "
+            print(f"| {r['strategy']} | {r['batch']} | {budget:,} | {r['wall']:.1f} | {r['outside']:.1%} | {r['outside_loop']:.1%} | {r['propose']:.1%} | "
                   f"{r['store']:.1%} | {_at(r['per_point'], 2000):.2e} | {_at(r['per_point'], last):.2e} | "
                   f"{r['sqlite'] / budget:.0f} | {r['image_bytes'] / budget:.0f} ({r['image_disk'] / budget:.0f}) | "
                   f"{r['maxrss_mb']:.0f} | {r['failures']} |", flush=True)

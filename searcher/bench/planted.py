@@ -24,17 +24,27 @@ from searcher.strategies import Strategy, make_strategy
 __all__ = ["ask_tell", "planted_labels", "run_planted"]
 
 
-def ask_tell(strategy: Strategy, loss: Callable[[np.ndarray], np.ndarray], budget: int, batch: int = DEFAULT_BATCH) -> tuple[np.ndarray, list[float]]:
+def ask_tell(strategy: Strategy, loss: Callable[[np.ndarray], np.ndarray], budget: int, batch: int = DEFAULT_BATCH,
+             overlap: bool = False) -> tuple[np.ndarray, list[float]]:
     """`budget` evaluations of `loss` in batches of `batch`: every point asked, in order, and the
-    seconds each `ask` took."""
+    seconds each `ask` took. With `overlap`, batch `k + 1` is asked before batch `k` is told (its
+    points pending), as a campaign with `overlap` asks it while batch `k` is evaluated."""
+    sizes = [min(batch, budget - step * batch) for step in range((budget + batch - 1) // batch)]
     asked, times = [], []
-    for step in range((budget + batch - 1) // batch):
-        n = min(batch, budget - step * batch)
+
+    def ask(step: int, pending: np.ndarray | None = None) -> np.ndarray:
         t = time.perf_counter()
-        X = strategy.ask(n, step)
+        X = strategy.ask(sizes[step], step) if pending is None else strategy.ask(sizes[step], step, pending=pending)
         times.append(time.perf_counter() - t)
+        return X
+
+    X = ask(0)
+    for step in range(len(sizes)):
+        ahead = ask(step + 1, X) if overlap and step + 1 < len(sizes) else None
         strategy.tell(X, loss(X))
         asked.append(X)
+        if step + 1 < len(sizes):
+            X = ahead if ahead is not None else ask(step + 1)
     return np.concatenate(asked), times
 
 

@@ -23,7 +23,7 @@ from searcher.errors import ParameterError
 from searcher.objective import LOSSES, ObjectiveSpec
 from searcher.space import Space
 from searcher.strategies import DEFAULT_STRATEGY, STRATEGIES, upgrade_options
-from searcher.validation import ENV_REFERENCE, NAME, NAMES, PATH, SEED_MAX, STRING, TABLE, Interval, Options, check_choice, check_names, check_params
+from searcher.validation import ENV_REFERENCE, FLAG, NAME, NAMES, PATH, SEED_MAX, STRING, TABLE, Interval, Options, check_choice, check_names, check_params
 
 __all__ = ["CUBES", "CampaignConfig", "search_space"]
 
@@ -78,6 +78,10 @@ class CampaignConfig:
         generator, target, strategy: plug-in and strategy names (`searcher list`).
         budget: evaluations in all.
         batch: points proposed and evaluated together.
+        overlap: propose batch `k + 1` while batch `k` is evaluated, on a thread of its own: the
+            search then runs one batch behind the answers, and a fast target no longer waits for
+            it (strategies whose `overlaps` is True: `random`, `bo-modes`). Torch computes on one
+            thread while it runs, so the same seed gives the same campaign. Default off.
         workers: evaluation workers (more than one runs on Ray, so the local executor takes one).
         seed: seeds the strategy and the rendering; in [0, 2**32 - 1], the seeds every strategy's package takes.
         out: the campaign directory (SQLite record and images): a str or a `pathlib.Path`, kept as a str.
@@ -117,6 +121,8 @@ class CampaignConfig:
     strategy: str = _setting(DEFAULT_STRATEGY, f"{', '.join(STRATEGIES.describe())} (default: {DEFAULT_STRATEGY})", valid=[NAME])
     budget: int = _setting(DEFAULT_BUDGET, f"evaluations in all (default: {DEFAULT_BUDGET})", valid=[Interval(int, 1, MAX_BUDGET)])
     batch: int = _setting(DEFAULT_BATCH, f"points proposed and evaluated together (default: {DEFAULT_BATCH})", valid=_COUNT)
+    overlap: bool = _setting(False, "propose the next batch while this one is evaluated, one batch behind the answers: for fast "
+                                    "targets (random and bo-modes; default: off)", valid=[FLAG])
     workers: int = _setting(1, "evaluation workers; more than one runs on Ray (default: 1)", valid=[Interval(int, 1, MAX_WORKERS)])
     seed: int = _setting(0, "seed of the strategy and the rendering (default: 0)",
                          valid=[Interval(int, 0, SEED_MAX)])

@@ -14,6 +14,12 @@ strategy the stored history and restores the last state, re-asks the first incom
 same points, because proposals depend only on seed, step and history), and evaluates only the
 trials of it that are not stored yet: nothing is lost and nothing is evaluated twice.
 
+With `overlap`, batch `k + 1` is asked on a thread of its own while batch `k` is evaluated (the
+strategy told which points are pending), and batch `k`'s completion stores those points with it,
+in the same transaction; a resume evaluates the stored points instead of asking them again, and
+the strategy's state, saved after batch `k` was told, already holds what batch `k + 1`'s ask
+changed. So a resumed overlapped campaign asks what the uninterrupted one asked, too.
+
 A target that spends what a resume cannot give back (`targets.base.SpendingTarget`, e.g. a paid
 HTTP API with a budget) has the most an evaluation can spend stored before it is sent, what it did
 spend stored with the evaluation's trials, in the same transaction, and the record restored on
@@ -29,10 +35,14 @@ The generator is built once here and the target once for a local run (Ray actors
 from __future__ import annotations
 
 import copy
+import gc
 import hashlib
 import json
+import sys
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -48,7 +58,7 @@ from searcher.campaign.writer import Writer
 from searcher.errors import ParameterError
 from searcher.objective import Judge, Objective
 from searcher.space import Continuous, Space
-from searcher.strategies import Strategy, make_strategy
+from searcher.strategies import STRATEGIES, Strategy, make_strategy
 from targets.base import CAP_REACHED, SpendingTarget
 
 __all__ = ["Campaign", "SetUp", "audited", "dry_prediction", "keeps_image", "run", "run_or_resume", "same_campaign", "set_up"]
@@ -225,11 +235,20 @@ class _Loop:
         self._first_step = len(steps)
         return done, len(steps)
 
-    def propose(self, step: int, n: int) -> tuple[np.ndarray, int]:
-        """Batch `step`'s `n` points: the strategy's, then the audit sample's; and how many are audit."""
+    def search(self, step: int, n: int, pending: np.ndarray | None = None) -> np.ndarray:
+        """The strategy's points of batch `step` of `n` (the rest are the audit sample's), asked with
+        `pending`, the points asked before and not yet told, where the campaign overlaps."""
         k = audited(self.campaign, step, n)
-        space: Space = self.space
-        X = np.clip(np.asarray(self.strategy.ask(n - k, step), float), 0.0, 1.0) if n > k else np.zeros((0, space.dim))
+        if n <= k:
+            return np.zeros((0, self.space.dim))
+        asked = self.strategy.ask(n - k, step) if pending is None else self.strategy.ask(n - k, step, pending=pending)
+        return np.clip(np.asarray(asked, float), 0.0, 1.0)
+
+    def propose(self, step: int, n: int, searched: np.ndarray | None = None) -> tuple[np.ndarray, int]:
+        """Batch `step`'s `n` points: the strategy's (`searched`, where they were asked already), then
+        the audit sample's; and how many are audit."""
+        k = audited(self.campaign, step, n)
+        X = self.search(step, n) if searched is None else np.asarray(searched, float).reshape(-1, self.space.dim)
         if k:
             rng = np.random.default_rng([self.campaign.seed, step, _AUDIT_STREAM])
             X = np.concatenate([X, self.space.cube.uniform(rng, k)])
@@ -262,8 +281,9 @@ class _Loop:
             raise ParameterError(_unjudged([o for o, _ in outcomes], self.campaign, step))
         return sum(bool(o.failure) for o, _ in outcomes)
 
-    def finish(self, step: int, X: np.ndarray, audit: int) -> None:
-        """Tells the strategy the searched points of batch `step` and marks the batch complete."""
+    def finish(self, step: int, X: np.ndarray, audit: int, planned: np.ndarray | None = None) -> None:
+        """Tells the strategy the searched points of batch `step` and marks the batch complete (with
+        `planned`, the strategy's points of the next batch, asked while this one was evaluated)."""
         searched = len(X) - audit
         loss = _losses(self._answers, len(X))[:searched]
         composite = self.strategy.composite(X[:searched], loss) if searched else None
@@ -271,10 +291,10 @@ class _Loop:
             self.strategy.tell(X[:searched], loss)
         size, state = len(X), self.strategy.state()
         if self.writer is None:
-            self.store.finish_step(step, size, state, composite)
+            self.store.finish_step(step, size, state, composite, planned)
         else:
             state = copy.deepcopy(state)  # as it is now: the strategy goes on while the row waits
-            self.writer.submit(lambda: self.store.finish_step(step, size, state, composite))
+            self.writer.submit(lambda: self.store.finish_step(step, size, state, composite, planned))
 
     def close(self) -> None:
         """Stores what was spent, stops the executor and lets the directory go; a campaign refused or
@@ -351,7 +371,50 @@ def set_up(campaign: CampaignConfig) -> SetUp:
         _check_cut(objective.judge, generator.space)
         unjudged = unjudged_band(objective.judge, space, shown, truth)
     strategy = make_strategy(c.strategy, space, seed=c.seed, budget=c.budget, unjudged=unjudged, **c.strategy_arguments())
+    if c.overlap and not getattr(strategy, "overlaps", False):
+        raise ParameterError(f"overlap asks the next batch before this one is told, which the {c.strategy!r} strategy does not "
+                             f"take. Strategies that do: {', '.join(_overlapping())}. Use one of them, or leave overlap out.")
     return SetUp(space, held, objective, strategy)
+
+
+def _overlapping() -> list[str]:
+    """The strategies whose `overlaps` is True (those whose module loads here)."""
+    names = []
+    for name in STRATEGIES.describe():
+        try:
+            if getattr(STRATEGIES.factory(name), "overlaps", False):
+                names.append(name)
+        except ImportError:  # a peer's optional package
+            continue
+    return names
+
+
+@contextmanager
+def _ahead(overlap: bool) -> Iterator[ThreadPoolExecutor | None]:
+    """With `overlap`, a thread that evaluates a batch while the next is asked, and torch on one
+    thread meanwhile (the ask sets one thread for its algebra, and a target computing beside it
+    must see the same setting whenever it runs: the same seed gives the same campaign); else None.
+    Each step's GP is cyclic garbage (torch's module hooks): asked beside an evaluation, several
+    steps' models piled up before Python's collector ran, and a 100,000-evaluation campaign peaked
+    at twice the memory. So the loop collects after every ask (`collect`), with what lived before
+    the loop frozen out of the collector's scans (`gc.freeze`: a tenth of the time a collection)."""
+    if not overlap:
+        yield None
+        return
+    torch = sys.modules.get("torch")  # loaded by every strategy that uses it
+    before = torch.get_num_threads() if torch is not None else None
+    if torch is not None:
+        torch.set_num_threads(1)
+    gc.collect()
+    gc.freeze()
+    thread = ThreadPoolExecutor(1, thread_name_prefix="searcher-evaluate")
+    try:
+        yield thread
+    finally:
+        thread.shutdown(wait=True, cancel_futures=True)  # a batch under way is evaluated and stored before the loop closes
+        gc.unfreeze()
+        if torch is not None:
+            torch.set_num_threads(before)
 
 
 def dry_prediction(setup: SetUp, campaign: CampaignConfig) -> None:
@@ -453,14 +516,24 @@ def run(campaign: CampaignConfig, progress: bool = True, resume: bool = False, d
         bar.set_postfix(failures=failures)
         start = time.perf_counter()
         try:
-            while done < campaign.budget:
-                X, audit = loop.propose(step, min(campaign.batch, campaign.budget - done))
-                failures += loop.evaluate(step, X, audit)
-                loop.finish(step, X, audit)
-                done += len(X)
-                step += 1
-                bar.update(len(X))
-                bar.set_postfix(failures=failures)
+            with _ahead(campaign.overlap) as ahead:
+                planned = loop.store.planned(step) if ahead is not None and done else None  # asked before a stop, stored
+                while done < campaign.budget:
+                    X, audit = loop.propose(step, min(campaign.batch, campaign.budget - done), planned)
+                    left, planned = campaign.budget - done - len(X), None
+                    if ahead is None:
+                        failures += loop.evaluate(step, X, audit)
+                    else:  # the batch is evaluated on the thread while the next is asked here
+                        evaluating = ahead.submit(loop.evaluate, step, X, audit)
+                        if left > 0:
+                            planned = loop.search(step + 1, min(campaign.batch, left), X[: len(X) - audit])
+                            gc.collect()  # the step's model, before the next piles on it (`_ahead`)
+                        failures += evaluating.result()
+                    loop.finish(step, X, audit, planned)
+                    done += len(X)
+                    step += 1
+                    bar.update(len(X))
+                    bar.set_postfix(failures=failures)
             loop.flush()
         finally:
             bar.close()

@@ -63,6 +63,7 @@ CREATE TABLE IF NOT EXISTS trials (
     PRIMARY KEY (step, idx)
 );
 CREATE TABLE IF NOT EXISTS steps (step INTEGER PRIMARY KEY, size INTEGER NOT NULL, state TEXT NOT NULL, created REAL NOT NULL);
+CREATE TABLE IF NOT EXISTS planned (step INTEGER PRIMARY KEY, x TEXT NOT NULL);
 """
 
 
@@ -331,15 +332,27 @@ class Store:
                                 "AND COALESCE(attempts, 1) < ? ORDER BY step, idx", (max_attempts,)).fetchall()
         return [(s, i, json.loads(p), np.array(json.loads(x)), src or "search", a) for s, i, p, x, src, a in rows]
 
-    def finish_step(self, step: int, size: int, state: dict[str, Any], composite: np.ndarray | None = None) -> None:
+    def finish_step(self, step: int, size: int, state: dict[str, Any], composite: np.ndarray | None = None,
+                    planned: np.ndarray | None = None) -> None:
         """Marks batch `step` complete, with the strategy state after it was told and, for
-        strategies that have one, the composite objective of eq. (4) of each of its trials."""
+        strategies that have one, the composite objective of eq. (4) of each of its trials; with
+        `planned`, the strategy's points of batch `step + 1`, asked before this one was told (a
+        campaign with `overlap`), which a resume evaluates rather than asks again."""
         with self._written(), self._db:
             self._db.execute("BEGIN")
             if composite is not None:
                 self._db.executemany("UPDATE trials SET composite = ? WHERE step = ? AND idx = ?",
                                      [(None if np.isnan(c) else float(c), step, i) for i, c in enumerate(composite)])
             self._db.execute("INSERT OR REPLACE INTO steps VALUES (?, ?, ?, julianday('now'))", (step, size, _json(state)))
+            if planned is not None:
+                self._db.execute("DELETE FROM planned WHERE step <= ?", (step + 1,))
+                self._db.execute("INSERT INTO planned VALUES (?, ?)", (step + 1, _json(planned)))
+
+    @_reads
+    def planned(self, step: int) -> np.ndarray | None:
+        """The strategy's points of batch `step` stored by `finish_step` (None if none were)."""
+        row = self._db.execute("SELECT x FROM planned WHERE step = ?", (step,)).fetchone()
+        return None if row is None else np.array(json.loads(row[0]), float)
 
     @_reads
     def steps(self) -> list[tuple[int, int, dict[str, Any]]]:

@@ -64,6 +64,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         extra = {k: meta[k] for k in ("choices", "metavar") if k in meta}
         if kind == "table":
             p.add_argument(_flag(f), dest=f.name, action="append", default=[], help=meta["help"], **extra)
+        elif kind == "bool":
+            p.add_argument(_flag(f), dest=f.name, action="store_const", const=True, default=None, help=meta["help"])
         else:
             p.add_argument(_flag(f), dest=f.name, type={"int": int, "float": float}.get(kind, str), help=meta["help"], **extra)
     p.add_argument("--no-progress", action="store_true", help="no progress bar")

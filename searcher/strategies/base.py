@@ -11,6 +11,12 @@ store — which replays every `tell` and restores the last `state()` — asks ex
 uninterrupted campaign asked. Strategies draw their randomness from `step_rng(seed, step)`, never
 from a running generator.
 
+Overlap: a strategy whose `overlaps` is True also takes `ask(n, step, pending=P)`, where `P` holds
+the points of the batch asked before and not yet told, so a campaign with `overlap` asks batch
+`k + 1` while batch `k` is evaluated. Its proposal is then a function of `P` too, and its
+`state()`, saved after `tell`, holds what it keeps of the pending points (the campaign stores `P`
+itself and hands it to the next ask after a resume).
+
 `StrategyBase` keeps the space, the checked seed, the cube's layout and the told history, and has
 no-op hooks for what only some strategies do (Optuna's `BaseSampler` style): `state`/`restore`
 for what goes beyond the history, and `composite` for a strategy that maximises more than `L_c`.
@@ -18,7 +24,7 @@ for what goes beyond the history, and `composite` for a strategy that maximises 
 
 from __future__ import annotations
 
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, ClassVar, Protocol, runtime_checkable
 
 import numpy as np
 
@@ -118,6 +124,8 @@ class StrategyBase:
     history only, replaying the history is all a resumed campaign needs. Strategies that carry
     more (BO's GP hyperparameters) override `state` and `restore`.
     """
+
+    overlaps: ClassVar[bool] = False  # whether `ask` takes `pending` (module docstring, "Overlap")
 
     def __init__(self, space: Space, seed: int = 0) -> None:
         self.space = space

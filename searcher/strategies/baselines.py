@@ -52,7 +52,9 @@ class RandomSearch(StrategyBase):
     """Uniform over the space: continuous coordinates uniform in the cube, categoricals and
     integers uniform over their values (the random baseline of McDuff et al., Fig. 4)."""
 
-    def ask(self, n: int, step: int) -> np.ndarray:
+    overlaps = True  # its points are the step's alone: what is pending changes nothing
+
+    def ask(self, n: int, step: int, pending: np.ndarray | None = None) -> np.ndarray:  # noqa: ARG002 - see `overlaps`
         return self.cube.uniform(step_rng(self.seed, step), check_int("n", n, 1))
 
 

@@ -32,9 +32,10 @@ each rule, what it measured and what was tried instead: docs/search.md#bo-modes-
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import itertools
 import math
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -207,6 +208,8 @@ class FailureModes(CarriedGP):
         >>> s.tell(X, losses)
     """
 
+    overlaps = True  # takes `pending`: a campaign may ask the next batch while this one is evaluated
+
     def __init__(self, space: Space, seed: int = 0, budget: int | None = None, n_init: int = 20, early: float = 0.6,
                  late: float = 0.15, split: float = 0.4, radius: float = 0.2, refit: float = 0.1, iterations: int = 30,
                  unjudged: Sequence[float] | None = None, likelihood: str = "auto", max_points: int = 1000,
@@ -216,6 +219,7 @@ class FailureModes(CarriedGP):
         self.likelihood = check_choice("likelihood", likelihood, LIKELIHOODS)
         self._arms = np.zeros((3, 2))  # rows: steps, inside, anywhere; columns: harvesting points told, of which failed
         self._pending: dict[bytes, int] = {}  # harvesting points asked and not yet told: their arm
+        self._restored_pending: dict[str, int] = {}  # a restored state's pending arms by `_key`, set on their points when seen
         self._answered: set[bytes] = set()  # every point answered, never proposed again (kept as told: a step costs no pass over the history)
         self._uniform: list[int] = []  # the told indices of the points drawn uniformly (`uniform="earned"`)
         self.budget = _HORIZON if budget is None else check_int("budget", budget, 1)
@@ -227,9 +231,13 @@ class FailureModes(CarriedGP):
 
     # ------------------------------------------------------------------ the step
 
-    def ask(self, n: int, step: int) -> np.ndarray:
-        """`n x dim` points to evaluate next, a function of the seed, `step`, the history and the state."""
+    def ask(self, n: int, step: int, pending: np.ndarray | None = None) -> np.ndarray:
+        """`n x dim` points to evaluate next, a function of the seed, `step`, the history, the state
+        and `pending`: the points of the batch asked before this one and not yet told (a campaign
+        that overlaps the search with the evaluation), which are never asked again and count as
+        asked in the schedule."""
         n = check_int("n", n, 1)
+        asked = self._asked(pending)
         X, loss = self.history.answered()
         if self.history.n_told < self.n_init or len(np.unique(loss)) < 2:
             return self._next_sobol(n)  # a model of identical losses knows nothing: keep random search's breadth
@@ -242,12 +250,16 @@ class FailureModes(CarriedGP):
             failures = X[loss >= FAILURE]
             modes = self._modes(failures, model)
             counts, probes = self._crowding(failures, modes, model, X, loss)
+            members_of = [failures[modes == mode] for mode in range(len(counts))]  # per mode, its failures
             found = self._uniform_found(rows, loss, modes) if self.ablation.uniform == "earned" else None
-            seen = set(self._answered)
+            seen = self._answered | asked
             chosen: list[np.ndarray] = []
-            self._pending = {}
-            pool = Pool(self, model, n) if model is not None and n >= POOLED_FROM else None  # a large batch draws candidates once (`pool.py`)
-            for index in range(self.history.n_told, self.history.n_told + n):
+            self._pending = {key: arm for key, arm in self._pending.items() if key in asked}
+            first = self.history.n_told + len(asked)
+            pool = None
+            if model is not None and n >= POOLED_FROM:  # a large batch draws candidates once (`pool.py`)
+                pool = Pool(self, model, n, sum(self.explores(index) for index in range(first, first + n)))
+            for index in range(first, first + n):
                 x, mode = None, None
                 if len(counts) and not self.explores(index):
                     while probes and x is None:
@@ -262,11 +274,11 @@ class FailureModes(CarriedGP):
                         if x is not None:
                             self._pending[x.tobytes()] = _ANYWHERE_ARM
                     if x is None:
-                        x, mode = self._mode_point(model, (X, loss), failures, modes, counts, chosen, seen, rng, pool)
+                        x, mode = self._mode_point(model, (X, loss), failures, members_of, counts, chosen, seen, rng, pool)
                 if x is None:
                     x, hopeful = self._explore(model, X, loss, failures, chosen, seen, rng, pool)
                     if not hopeful and len(counts) and self._gives_up(index):
-                        harvested, mode = self._mode_point(model, (X, loss), failures, modes, counts, chosen, seen, rng, pool)
+                        harvested, mode = self._mode_point(model, (X, loss), failures, members_of, counts, chosen, seen, rng, pool)
                         x = x if mode is None else harvested
                 if mode is not None:
                     counts[mode] += 1
@@ -276,8 +288,24 @@ class FailureModes(CarriedGP):
                     pool.chose(x)
         return np.stack(chosen)
 
+    def _asked(self, pending: np.ndarray | None) -> set[bytes]:
+        """The keys of `pending` (none if None); a restored state's pending arms are set on them first."""
+        if pending is None:
+            return set()
+        keys = {row.tobytes() for row in np.asarray(pending, float).reshape(-1, self.dim)}
+        self._recall(keys)
+        return keys
+
+    def _recall(self, keys: Iterable[bytes]) -> None:
+        """Sets the pending arms a restored state holds on those of these points it names."""
+        for key in keys if self._restored_pending else ():
+            arm = self._restored_pending.pop(_key(key), None)
+            if arm is not None:
+                self._pending[key] = arm
+
     def tell(self, X: np.ndarray, loss: np.ndarray) -> None:
         """Records the points and their losses, and counts each harvesting point answered against its arm."""
+        self._recall(x.tobytes() for x in np.asarray(X, float))  # after a resume, the points asked before the stop
         super().tell(X, loss)
         for x, value in zip(np.asarray(X, float), np.asarray(loss, float).reshape(-1)):
             if not np.isnan(value):
@@ -287,9 +315,13 @@ class FailureModes(CarriedGP):
                 self._arms[arm] += (1, value >= FAILURE)
 
     def state(self) -> dict[str, Any]:
-        """The carried GP's state, the harvest's counts per arm, and (`uniform="earned"`) the uniform draws' indices."""
+        """The carried GP's state, the harvest's counts per arm, (`uniform="earned"`) the uniform draws'
+        indices, and the arm of each harvesting point asked and not yet told, by a hash of the point
+        (a campaign that overlaps the search with the evaluation saves its state then)."""
         state = {**super().state(), "arms": self._arms.tolist()}
-        return {**state, "uniform": list(self._uniform)} if self.ablation.uniform != "never" else state
+        if self.ablation.uniform != "never":
+            state["uniform"] = list(self._uniform)
+        return {**state, "pending": {_key(key): arm for key, arm in self._pending.items()}} if self._pending else state
 
     def restore(self, state: dict[str, Any]) -> None:
         """Sets what `state()` saved."""
@@ -297,6 +329,7 @@ class FailureModes(CarriedGP):
         arms = np.array(state.get("arms", np.zeros((0, 2))), float).reshape(-1, 2)
         self._arms = np.vstack([arms, np.zeros((3 - len(arms), 2))])  # a state saved before the anywhere arm has two rows
         self._uniform = [int(i) for i in state.get("uniform", [])]
+        self._pending, self._restored_pending = {}, {str(h): int(arm) for h, arm in state.get("pending", {}).items()}
 
     def _span_arm(self, rng: np.random.Generator) -> bool:
         """Whether this harvesting point is drawn inside the modes' spans (the module docstring, 3)."""
@@ -498,14 +531,15 @@ class FailureModes(CarriedGP):
 
     # ------------------------------------------------------------------ harvest and explore
 
-    def _harvest(self, model: _Model | None, told: tuple[np.ndarray, np.ndarray], failures: np.ndarray, modes: np.ndarray, counts: np.ndarray,
-                 span: bool, chosen: list[np.ndarray], seen: set[bytes], rng: np.random.Generator,
+    def _harvest(self, model: _Model | None, told: tuple[np.ndarray, np.ndarray], failures: np.ndarray, members_of: list[np.ndarray],
+                 counts: np.ndarray, span: bool, chosen: list[np.ndarray], seen: set[bytes], rng: np.random.Generator,
                  pool: Pool | None = None) -> tuple[np.ndarray | None, int | None]:
-        """The best harvesting point of the best mode, or (None, None) if no mode has a new candidate;
-        inside the modes' spans if `span` (a mode of one failure: steps); from `pool`'s candidates if given."""
+        """The best harvesting point of the best mode (`members_of`: each mode's failures), or (None,
+        None) if no mode has a new candidate; inside the modes' spans if `span` (a mode of one
+        failure: steps); from `pool`'s candidates if given (every mode's pool is looked at, so each
+        draws again as soon as it runs low, but only the modes weighed take their open candidates)."""
         best, best_value, best_mode = None, -np.inf, None
         spread_from = np.concatenate([failures, np.array(chosen)]) if chosen and pool is None else failures  # a pool keeps its own
-        members_of = [failures[modes == mode] for mode in range(len(counts))]
         candidates, pooled = [], []
         for mode, members in enumerate(members_of):
             spanned = _spanned(span, len(members))
@@ -514,7 +548,7 @@ class FailureModes(CarriedGP):
                     members, spanned, rng, _POOL_PER_CENTRE, spread=True))
                 free = drawn.free(seen)
                 pooled.append((drawn, free))
-                candidates.append(drawn.C[free])
+                candidates.append(free.any())  # the candidates themselves, `drawn.C[free]`, once the mode is weighed
                 continue
             C = self._mode_candidates(members, spanned, rng, _PER_CENTRE)
             candidates.append(C[self._proposable(C, seen)])
@@ -526,7 +560,8 @@ class FailureModes(CarriedGP):
                     if value > best_value:
                         best, best_value, best_mode = C[0], value, mode
             return best, best_mode
-        open_modes = sorted((mode for mode, C in enumerate(candidates) if len(C)), key=lambda mode: crowding[mode])  # stable: index order within a level
+        open_modes = sorted((mode for mode, C in enumerate(candidates) if (C if pool is not None else len(C))),
+                            key=lambda mode: crowding[mode])  # stable: index order within a level
         for level, group in itertools.groupby(open_modes, key=lambda mode: crowding[mode]):
             if -level < best_value:
                 break  # log p_fail <= 0: no mode this crowded or more can beat the best (nor tie it)
@@ -537,7 +572,7 @@ class FailureModes(CarriedGP):
             else:
                 scored = [pooled[m][0].log_p()[pooled[m][1]] for m in group]
             for mode, log_p in zip(group, scored):
-                C = candidates[mode]
+                C = candidates[mode] if pool is None else pooled[mode][0].C[pooled[mode][1]]
                 if log_p.max() >= math.log(_SURE):
                     good = np.flatnonzero(log_p >= math.log(self.ablation.near_best) + log_p.max())
                     far = self._nearest(C[good], spread_from) if pool is None else pooled[mode][0].nearest(failures)[pooled[mode][1]][good]
@@ -550,14 +585,14 @@ class FailureModes(CarriedGP):
                     best, best_value, best_mode = C[pick], value, mode
         return best, best_mode
 
-    def _mode_point(self, model: _Model | None, told: tuple[np.ndarray, np.ndarray], failures: np.ndarray, modes: np.ndarray,
+    def _mode_point(self, model: _Model | None, told: tuple[np.ndarray, np.ndarray], failures: np.ndarray, members_of: list[np.ndarray],
                     counts: np.ndarray, chosen: list[np.ndarray], seen: set[bytes],
                     rng: np.random.Generator, pool: Pool | None = None) -> tuple[np.ndarray | None, int | None]:
         """`_harvest` with the span drawn (`_span_arm`), the point counted against its arm when told."""
         span = self._span_arm(rng)
-        x, mode = self._harvest(model, told, failures, modes, counts, span, chosen, seen, rng, pool)
+        x, mode = self._harvest(model, told, failures, members_of, counts, span, chosen, seen, rng, pool)
         if mode is not None:
-            self._pending[x.tobytes()] = int(_spanned(span, int((modes == mode).sum())))
+            self._pending[x.tobytes()] = int(_spanned(span, len(members_of[mode])))
         return x, mode
 
     def _draw_anywhere(self, model: _Model, seen: set[bytes], rng: np.random.Generator, pool: Pool | None = None) -> np.ndarray | None:
@@ -649,7 +684,7 @@ class FailureModes(CarriedGP):
                 return self._next_sobol(1)[0], True
             draw = model.posterior(C).rsample().reshape(-1).numpy()
         else:
-            opened = pool.explore(lambda: candidates(max(_UNIFORM, 2 * pool.n)), avoid, seen)
+            opened = pool.explore(lambda: candidates(max(_UNIFORM, 2 * pool.explorers)), avoid, seen)
             if opened is None:
                 return self._next_sobol(1)[0], False
             C, draw = opened
@@ -800,6 +835,11 @@ class _Model:
                     mean = post.mean[:, 1] - post.mean[:, 0]
                     variance = post.variance.sum(-1) if variances else None
             yield mean.numpy(), None if variance is None else variance.clamp_min(1e-12).numpy()
+
+
+def _key(point: bytes) -> str:
+    """A point's name in a saved state: 16 hex digits of its bytes' BLAKE2 hash."""
+    return hashlib.blake2b(point, digest_size=8).hexdigest()
 
 
 def _chunks(X: np.ndarray) -> list[np.ndarray]:

@@ -68,7 +68,7 @@ class Drawn:
             if self._log_p is not None:
                 self._log_p = np.concatenate([self._log_p[kept], self._pool.model.scores(new)[0]])
             self._near = self._members_near = None
-        return self._open.copy()
+        return self._open  # read before the next point is chosen: that closes candidates in it
 
     def log_p(self) -> np.ndarray:
         """log `p_fail` of every candidate."""
@@ -97,10 +97,11 @@ class Drawn:
 
 class Pool:
     """The candidates of one ask of `n` points (module docstring), kept by kind: `drawn(key, draw)`
-    for a mode's harvest or the failing set at large, `explore` for the exploring points."""
+    for a mode's harvest or the failing set at large, `explore` for the exploring points, of which
+    the schedule has `explorers` in the batch."""
 
-    def __init__(self, strategy: FailureModes, model: _Model, n: int) -> None:
-        self.s, self.model, self.n = strategy, model, n
+    def __init__(self, strategy: FailureModes, model: _Model, n: int, explorers: int) -> None:
+        self.s, self.model, self.n, self.explorers = strategy, model, n, explorers
         self.chosen: list[np.ndarray] = []  # the points of this ask chosen so far, in order
         self._drawn: dict[object, Drawn] = {}
         self._explore: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None  # candidates, distance to the nearest avoided point, draws

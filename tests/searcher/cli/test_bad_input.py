@@ -153,10 +153,10 @@ def test_ctrl_c_says_how_to_continue(tmp_path, capsys, monkeypatch):
 
     real = loop._Loop.propose
 
-    def interrupted(self, step, n):
+    def interrupted(self, step, n, searched=None):
         if step == stop_at:
             raise KeyboardInterrupt
-        return real(self, step, n)
+        return real(self, step, n, searched)
 
     monkeypatch.setattr(loop._Loop, "propose", interrupted)
     for stop_at, out, said in ((1, tmp_path / "k", f"searcher hunt --resume {tmp_path / 'k'}` continues"),
@@ -220,7 +220,8 @@ def test_a_resume_refuses_the_flags_it_would_ignore(tmp_path, capsys):
     Campaign(**PLANTED, budget=8, out=str(out)).run(progress=False)
     before = load_campaign(out).trials
     for flags, named in ((["--seed", "5"], "--seed"), (["--strategy", "sobol", "--batch", "2"], "--strategy, --batch"),
-                         (["--fix", "x0=0.5"], "--fix"), (["--config", str(tmp_path / "any.toml")], "--config")):
+                         (["--fix", "x0=0.5"], "--fix"), (["--config", str(tmp_path / "any.toml")], "--config"),
+                         (["--overlap"], "--overlap")):
         assert main(["hunt", "--resume", str(out), *flags, "--no-progress"]) == 2, flags
         err = capsys.readouterr().err
         assert "would be ignored" in err and "Traceback" not in err and len(err.strip().splitlines()) == 1, err

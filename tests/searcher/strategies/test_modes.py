@@ -171,6 +171,7 @@ def test_the_harvest_scores_only_the_modes_that_can_win(monkeypatch):
     model = s._fit(X, loss)
     failures = X[loss >= FAILURE]
     labels = np.arange(len(failures)) % 4  # four modes
+    members = [failures[labels == m] for m in range(4)]
     seen = {r.tobytes() for r in X}
     recorded, scored = [], []
     proposable, scores = s._proposable, model.scores
@@ -183,7 +184,7 @@ def test_the_harvest_scores_only_the_modes_that_can_win(monkeypatch):
         at = good[np.argmax(s._nearest(C[good], failures))] if log_p.max() >= np.log(modes._SURE) else int(np.argmin(s._nearest(C, failures[labels == m])))
         return float(log_p[at])
 
-    s._harvest(model, (X, loss), failures, labels, np.zeros(4), False, [], seen, np.random.default_rng(0))
+    s._harvest(model, (X, loss), failures, members, np.zeros(4), False, [], seen, np.random.default_rng(0))
     picks = [pick(m, C) for m, C in enumerate(recorded)]  # the candidates do not depend on the counts
     low, likelier = np.argsort(picks[:2])
     gap = picks[likelier] - picks[low]
@@ -192,7 +193,7 @@ def test_the_harvest_scores_only_the_modes_that_can_win(monkeypatch):
     counts[likelier] = np.expm1(gap / (2 * modes._EVENNESS))
     recorded.clear()
     monkeypatch.setattr(model, "scores", lambda C: scored.append(len(C)) or scores(C))
-    x, mode = s._harvest(model, (X, loss), failures, labels, counts, False, [], seen, np.random.default_rng(0))
+    x, mode = s._harvest(model, (X, loss), failures, members, counts, False, [], seen, np.random.default_rng(0))
     values = [p - modes._EVENNESS * np.log1p(c) for p, c in zip(picks, counts)]
     assert mode == int(np.argmax(values)) == likelier and x.tobytes() in {c.tobytes() for c in recorded[mode]}
     assert sum(scored) == len(recorded[0]) + len(recorded[1]), scored  # the two least crowded modes only

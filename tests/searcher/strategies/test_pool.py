@@ -77,7 +77,7 @@ def test_a_pool_knows_which_candidates_are_open_and_how_far_they_lie_as_a_fresh_
     loss = REGIONS.loss(X)
     model = s._fit(X, loss)
     failures = X[loss >= 1]
-    pool = modes.Pool(s, model, 256)
+    pool = modes.Pool(s, model, 256, explorers=256)
     rng = np.random.default_rng(0)
     drawn = pool.drawn("k", lambda: s.cube.uniform(rng, 100))
     seen = {x.tobytes() for x in X}
