@@ -137,11 +137,13 @@ def test_cli_hunt_and_summary(tmp_path):
 
 
 # the default's state is the harder case; random runs under -m slow
-@pytest.mark.parametrize("strategy", [pytest.param("random", marks=pytest.mark.slow), DEFAULT_STRATEGY])
-def test_ray_executor_gives_the_same_trials(tmp_path, strategy):
+@pytest.mark.parametrize("strategy, overlap", [pytest.param("random", False, marks=pytest.mark.slow), (DEFAULT_STRATEGY, False),
+                                               (DEFAULT_STRATEGY, True)])
+def test_ray_executor_gives_the_same_trials(tmp_path, strategy, overlap):
     """Two Ray actors share every batch and produce exactly the local executor's trials (the default
-    strategy past its Sobol start, on the planted target's continuous score)."""
-    kw = {**FAST, "strategy": strategy, "budget": 16, "seed": 2}
+    strategy past its Sobol start, on the planted target's continuous score; and with `overlap`,
+    the batch evaluated on a thread while the next is asked)."""
+    kw = {**FAST, "strategy": strategy, "budget": 16, "seed": 2, "overlap": overlap}
     if strategy != "random":
         kw.update(budget=28, loss="score", target_options={"score": True}, strategy_options={"n_init": 8})
     local = Campaign(**kw, out=str(tmp_path / "local")).run(progress=False).trials

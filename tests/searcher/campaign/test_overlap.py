@@ -52,11 +52,13 @@ def _kill_when(proc: subprocess.Popen, db, trials: int) -> None:
 def test_overlapped_resume_after_kill_equals_uninterrupted(tmp_path):
     """SIGKILL an overlapped `bo-modes` campaign twice, resume it: the same trials and the same
     stored states, pending harvest arms included, as the campaign never interrupted."""
-    reference = Campaign(**FAST, strategy="bo-modes", budget=96, batch=4, seed=2, overlap=True, out=str(tmp_path / "ref")).run(progress=False)
+    reference = Campaign(**FAST, strategy="bo-modes", budget=96, batch=4, seed=2, overlap=True, audit=0.25,
+                         out=str(tmp_path / "ref")).run(progress=False)
+    assert (reference.trials["source"] == "audit").sum() == 24  # one point a batch: never pending, never told
     assert any("pending" in json.loads(state) for _, _, state in _states(tmp_path / "ref"))  # the arms of asked points were saved
     out = tmp_path / "killed"
     cmd = [sys.executable, "-m", "searcher.cli", "hunt", "--generator", "planted", "--target", "planted", "--strategy", "bo-modes",
-           "--budget", "96", "--batch", "4", "--seed", "2", "--out", str(out), "--no-progress", "--overlap",
+           "--budget", "96", "--batch", "4", "--seed", "2", "--out", str(out), "--no-progress", "--overlap", "--audit", "0.25",
            *[f for k, v in PLANTED.items() for f in ("--generator-option", f"{k}={v}")],
            *[f for k, v in {**PLANTED, "delay": 0.02}.items() for f in ("--option", f"{k}={v}")]]
     _kill_when(subprocess.Popen(cmd, stdout=subprocess.DEVNULL), out / "campaign.sqlite", 30)
