@@ -4,16 +4,14 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import os
-import signal
 import sqlite3
 import subprocess
 import sys
-import time
 
 import numpy as np
 import pandas as pd
 import pytest
+from killing import kill_when_stored
 
 from searcher.campaign import Campaign, load_campaign, search_space
 from searcher.errors import ParameterError
@@ -60,19 +58,7 @@ def test_resume_after_kill_equals_uninterrupted(tmp_path, strategy):
            "--option", "delay=0.01"]
     for kill_after in (7, 30):
         proc = subprocess.Popen(cmd if kill_after == 7 else [*cmd[:4], "--resume", str(out)], stdout=subprocess.DEVNULL)
-        deadline = time.time() + 60
-        while time.time() < deadline:
-            db = out / "campaign.sqlite"
-            if db.exists():
-                with sqlite3.connect(db) as con:
-                    try:
-                        if con.execute("SELECT COUNT(*) FROM trials").fetchone()[0] >= kill_after:
-                            break
-                    except sqlite3.OperationalError:
-                        pass
-            time.sleep(0.01)
-        os.kill(proc.pid, signal.SIGKILL)
-        proc.wait()
+        kill_when_stored(proc, out, kill_after)
     done = subprocess.run([*cmd[:4], "--resume", str(out), "--no-progress"], capture_output=True, text=True, check=False)
     assert done.returncode == 0, done.stderr
     resumed = load_campaign(out).trials

@@ -3,17 +3,15 @@
 from __future__ import annotations
 
 import json
-import os
-import signal
 import sqlite3
 import subprocess
 import sys
-import time
 
 import numpy as np
 import pandas as pd
 import pytest
 import torch
+from killing import kill_when_stored
 
 from searcher.bench.planted import ask_tell
 from searcher.campaign import Campaign, load_campaign
@@ -34,21 +32,6 @@ def _states(out) -> list[tuple[int, int, str]]:
         return con.execute("SELECT step, size, state FROM steps ORDER BY step").fetchall()
 
 
-def _kill_when(proc: subprocess.Popen, db, trials: int) -> None:
-    deadline = time.time() + 60
-    while time.time() < deadline and proc.poll() is None:
-        if db.exists():
-            with sqlite3.connect(db) as con:
-                try:
-                    if con.execute("SELECT COUNT(*) FROM trials").fetchone()[0] >= trials:
-                        break
-                except sqlite3.OperationalError:
-                    pass
-        time.sleep(0.01)
-    os.kill(proc.pid, signal.SIGKILL)
-    proc.wait()
-
-
 def test_overlapped_resume_after_kill_equals_uninterrupted(tmp_path):
     """SIGKILL an overlapped `bo-modes` campaign twice, resume it: the same trials and the same
     stored states, pending harvest arms included, as the campaign never interrupted."""
@@ -61,8 +44,8 @@ def test_overlapped_resume_after_kill_equals_uninterrupted(tmp_path):
            "--budget", "96", "--batch", "4", "--seed", "2", "--out", str(out), "--no-progress", "--overlap", "--audit", "0.25",
            *[f for k, v in PLANTED.items() for f in ("--generator-option", f"{k}={v}")],
            *[f for k, v in {**PLANTED, "delay": 0.02}.items() for f in ("--option", f"{k}={v}")]]
-    _kill_when(subprocess.Popen(cmd, stdout=subprocess.DEVNULL), out / "campaign.sqlite", 30)
-    _kill_when(subprocess.Popen([*cmd[:4], "--resume", str(out), "--no-progress"], stdout=subprocess.DEVNULL), out / "campaign.sqlite", 61)
+    kill_when_stored(subprocess.Popen(cmd, stdout=subprocess.DEVNULL), out, 30)
+    kill_when_stored(subprocess.Popen([*cmd[:4], "--resume", str(out), "--no-progress"], stdout=subprocess.DEVNULL), out, 61)
     done = subprocess.run([*cmd[:4], "--resume", str(out), "--no-progress"], capture_output=True, text=True, check=False)
     assert done.returncode == 0, done.stderr
     resumed = load_campaign(out).trials
