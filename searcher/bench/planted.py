@@ -18,6 +18,7 @@ import numpy as np
 
 from searcher.analysis.modes import repeated, run_scores
 from searcher.bench.cases import Case
+from searcher.campaign.loop import OVERLAP_AFTER
 from searcher.defaults import DEFAULT_BATCH
 from searcher.strategies import Strategy, make_strategy
 
@@ -27,8 +28,9 @@ __all__ = ["ask_tell", "planted_labels", "run_planted"]
 def ask_tell(strategy: Strategy, loss: Callable[[np.ndarray], np.ndarray], budget: int, batch: int = DEFAULT_BATCH,
              overlap: bool = False) -> tuple[np.ndarray, list[float]]:
     """`budget` evaluations of `loss` in batches of `batch`: every point asked, in order, and the
-    seconds each `ask` took. With `overlap`, batch `k + 1` is asked before batch `k` is told (its
-    points pending), as a campaign with `overlap` asks it while batch `k` is evaluated."""
+    seconds each `ask` took. With `overlap`, from batch `OVERLAP_AFTER` on, batch `k + 1` is asked
+    before batch `k` is told (its points pending), as a campaign with `overlap` asks it while
+    batch `k` is evaluated."""
     sizes = [min(batch, budget - step * batch) for step in range((budget + batch - 1) // batch)]
     asked, times = [], []
 
@@ -40,7 +42,7 @@ def ask_tell(strategy: Strategy, loss: Callable[[np.ndarray], np.ndarray], budge
 
     X = ask(0)
     for step in range(len(sizes)):
-        ahead = ask(step + 1, X) if overlap and step + 1 < len(sizes) else None
+        ahead = ask(step + 1, X) if overlap and step >= OVERLAP_AFTER and step + 1 < len(sizes) else None
         strategy.tell(X, loss(X))
         asked.append(X)
         if step + 1 < len(sizes):

@@ -78,9 +78,10 @@ class CampaignConfig:
         generator, target, strategy: plug-in and strategy names (`searcher list`).
         budget: evaluations in all.
         batch: points proposed and evaluated together.
-        overlap: propose batch `k + 1` while batch `k` is evaluated, on a thread of its own: the
-            search then runs one batch behind the answers, and a fast target no longer waits for
-            it (strategies whose `overlaps` is True: `random`, `bo-modes`). Torch computes on one
+        overlap: once ten batches are told (`loop.OVERLAP_AFTER`), evaluate each batch on a thread
+            of its own while the next is proposed: the search then runs one batch behind the
+            answers, and a target that waits (a GPU, a remote service) no longer waits for it too
+            (strategies whose `overlaps` is True: `random`, `bo-modes`). Torch computes on one
             thread while it runs, so the same seed gives the same campaign. Default off.
         workers: evaluation workers (more than one runs on Ray, so the local executor takes one).
         seed: seeds the strategy and the rendering; in [0, 2**32 - 1], the seeds every strategy's package takes.
@@ -121,8 +122,9 @@ class CampaignConfig:
     strategy: str = _setting(DEFAULT_STRATEGY, f"{', '.join(STRATEGIES.describe())} (default: {DEFAULT_STRATEGY})", valid=[NAME])
     budget: int = _setting(DEFAULT_BUDGET, f"evaluations in all (default: {DEFAULT_BUDGET})", valid=[Interval(int, 1, MAX_BUDGET)])
     batch: int = _setting(DEFAULT_BATCH, f"points proposed and evaluated together (default: {DEFAULT_BATCH})", valid=_COUNT)
-    overlap: bool = _setting(False, "propose the next batch while this one is evaluated, one batch behind the answers: for fast "
-                                    "targets (random and bo-modes; default: off)", valid=[FLAG])
+    overlap: bool = _setting(False, "after ten batches, propose the next batch while this one is evaluated, one batch behind the "
+                                    "answers: for targets that wait on a GPU or a service (random and bo-modes; default: off)",
+                             valid=[FLAG])
     workers: int = _setting(1, "evaluation workers; more than one runs on Ray (default: 1)", valid=[Interval(int, 1, MAX_WORKERS)])
     seed: int = _setting(0, "seed of the strategy and the rendering (default: 0)",
                          valid=[Interval(int, 0, SEED_MAX)])

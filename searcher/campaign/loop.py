@@ -14,8 +14,8 @@ strategy the stored history and restores the last state, re-asks the first incom
 same points, because proposals depend only on seed, step and history), and evaluates only the
 trials of it that are not stored yet: nothing is lost and nothing is evaluated twice.
 
-With `overlap`, batch `k + 1` is asked on a thread of its own while batch `k` is evaluated (the
-strategy told which points are pending), and batch `k`'s completion stores those points with it,
+With `overlap`, from the `OVERLAP_AFTER`-th batch on, batch `k + 1` is asked while batch `k` is
+evaluated on a thread of its own (the strategy told which points are pending), and batch `k`'s completion stores those points with it,
 in the same transaction; a resume evaluates the stored points instead of asking them again, and
 the strategy's state, saved after batch `k` was told, already holds what batch `k + 1`'s ask
 changed. So a resumed overlapped campaign asks what the uninterrupted one asked, too.
@@ -61,9 +61,10 @@ from searcher.space import Continuous, Space
 from searcher.strategies import STRATEGIES, Strategy, make_strategy
 from targets.base import CAP_REACHED, SpendingTarget
 
-__all__ = ["Campaign", "SetUp", "audited", "dry_prediction", "keeps_image", "run", "run_or_resume", "same_campaign", "set_up"]
+__all__ = ["OVERLAP_AFTER", "Campaign", "SetUp", "audited", "dry_prediction", "keeps_image", "run", "run_or_resume", "same_campaign", "set_up"]
 
 _AUDIT_STREAM = 0xA0D17  # keys the audit sample's draws apart from the strategies'
+OVERLAP_AFTER = 10  # with `overlap`, batches evaluated in turn first: one batch behind is then at most a tenth of what is known
 
 
 @dataclass(frozen=True)
@@ -521,7 +522,7 @@ def run(campaign: CampaignConfig, progress: bool = True, resume: bool = False, d
                 while done < campaign.budget:
                     X, audit = loop.propose(step, min(campaign.batch, campaign.budget - done), planned)
                     left, planned = campaign.budget - done - len(X), None
-                    if ahead is None:
+                    if ahead is None or done < OVERLAP_AFTER * campaign.batch:
                         failures += loop.evaluate(step, X, audit)
                     else:  # the batch is evaluated on the thread while the next is asked here
                         evaluating = ahead.submit(loop.evaluate, step, X, audit)

@@ -131,7 +131,7 @@ def test_ray_executor_gives_the_same_trials(tmp_path, strategy, overlap):
     the batch evaluated on a thread while the next is asked)."""
     kw = {**FAST, "strategy": strategy, "budget": 16, "seed": 2, "overlap": overlap}
     if strategy != "random":
-        kw.update(budget=28, loss="score", target_options={"score": True}, strategy_options={"n_init": 8})
+        kw.update(budget=56 if overlap else 28, loss="score", target_options={"score": True}, strategy_options={"n_init": 8})
     local = Campaign(**kw, out=str(tmp_path / "local")).run(progress=False).trials
     ray_run = Campaign(**kw, workers=2, out=str(tmp_path / "ray")).run(progress=False).trials
     assert set(ray_run["worker"]) == {"ray-0", "ray-1"}

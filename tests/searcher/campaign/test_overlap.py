@@ -15,6 +15,7 @@ from killing import kill_when_stored
 
 from searcher.bench.planted import ask_tell
 from searcher.campaign import Campaign, load_campaign
+from searcher.campaign.loop import OVERLAP_AFTER
 from searcher.errors import ParameterError
 from searcher.strategies import make_strategy
 from searcher.testing.planted import PlantedRegions
@@ -44,8 +45,8 @@ def test_overlapped_resume_after_kill_equals_uninterrupted(tmp_path):
            "--budget", "96", "--batch", "4", "--seed", "2", "--out", str(out), "--no-progress", "--overlap", "--audit", "0.25",
            *[f for k, v in PLANTED.items() for f in ("--generator-option", f"{k}={v}")],
            *[f for k, v in {**PLANTED, "delay": 0.02}.items() for f in ("--option", f"{k}={v}")]]
-    kill_when_stored(subprocess.Popen(cmd, stdout=subprocess.DEVNULL), out, 30)
-    kill_when_stored(subprocess.Popen([*cmd[:4], "--resume", str(out), "--no-progress"], stdout=subprocess.DEVNULL), out, 61)
+    kill_when_stored(subprocess.Popen(cmd, stdout=subprocess.DEVNULL), out, 50)  # overlapped from the 41st trial (`OVERLAP_AFTER`)
+    kill_when_stored(subprocess.Popen([*cmd[:4], "--resume", str(out), "--no-progress"], stdout=subprocess.DEVNULL), out, 71)
     done = subprocess.run([*cmd[:4], "--resume", str(out), "--no-progress"], capture_output=True, text=True, check=False)
     assert done.returncode == 0, done.stderr
     resumed = load_campaign(out).trials
@@ -80,8 +81,10 @@ def test_overlap_is_refused_for_a_strategy_that_cannot_take_it_and_leaves_torch_
 def test_the_suite_overlaps_as_a_campaign_does(tmp_path):
     """`ask_tell(overlap=True)`, which the batch benchmark runs, asks the overlapped campaign's points."""
     regions = PlantedRegions(**PLANTED)
-    campaign = Campaign(**FAST, strategy="bo-modes", budget=72, batch=8, seed=3, overlap=True, out=str(tmp_path / "c")).run(progress=False)
-    X, _ = ask_tell(make_strategy("bo-modes", regions.space, seed=3, budget=72), regions.loss, 72, 8, overlap=True)
+    campaign = Campaign(**FAST, strategy="bo-modes", budget=120, batch=8, seed=3, overlap=True, out=str(tmp_path / "c")).run(progress=False)
+    X, _ = ask_tell(make_strategy("bo-modes", regions.space, seed=3, budget=120), regions.loss, 120, 8, overlap=True)
     np.testing.assert_array_equal(np.stack(campaign.trials["x"].map(np.asarray)), X)
-    plain, _ = ask_tell(make_strategy("bo-modes", regions.space, seed=3, budget=72), regions.loss, 72, 8)
-    assert len({x.tobytes() for x in X}) == 72 and not np.array_equal(plain, X)  # one batch behind: other points
+    plain, _ = ask_tell(make_strategy("bo-modes", regions.space, seed=3, budget=120), regions.loss, 120, 8)
+    first = 8 * (OVERLAP_AFTER + 1)  # the first batch asked ahead
+    np.testing.assert_array_equal(plain[:first], X[:first])
+    assert len({x.tobytes() for x in X}) == 120 and not np.array_equal(plain[first:], X[first:])  # one batch behind: other points
