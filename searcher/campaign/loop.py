@@ -14,11 +14,12 @@ strategy the stored history and restores the last state, re-asks the first incom
 same points, because proposals depend only on seed, step and history), and evaluates only the
 trials of it that are not stored yet: nothing is lost and nothing is evaluated twice.
 
-With `overlap`, from the `OVERLAP_AFTER`-th batch on, batch `k + 1` is asked while batch `k` is
-evaluated on a thread of its own (the strategy told which points are pending), and batch `k`'s completion stores those points with it,
-in the same transaction; a resume evaluates the stored points instead of asking them again, and
-the strategy's state, saved after batch `k` was told, already holds what batch `k + 1`'s ask
-changed. So a resumed overlapped campaign asks what the uninterrupted one asked, too.
+With `overlap`, once `OVERLAP_AFTER` batches are told, batch `k + 1` is asked while batch `k` is
+evaluated on a thread of its own (the strategy told which points are pending), and batch `k`'s
+completion stores those points with it, in the same transaction; a resume evaluates the stored
+points instead of asking them again, and the strategy's state, saved after batch `k` was told,
+already holds what batch `k + 1`'s ask changed. So a resumed overlapped campaign asks what the
+uninterrupted one asked, too.
 
 A target that spends what a resume cannot give back (`targets.base.SpendingTarget`, e.g. a paid
 HTTP API with a budget) has the most an evaluation can spend stored before it is sent, what it did
@@ -397,8 +398,8 @@ def _ahead(overlap: bool) -> Iterator[ThreadPoolExecutor | None]:
     must see the same setting whenever it runs: the same seed gives the same campaign); else None.
     Each step's GP is cyclic garbage (torch's module hooks): asked beside an evaluation, several
     steps' models piled up before Python's collector ran, and a 100,000-evaluation campaign peaked
-    at twice the memory. So the loop collects after every ask (`collect`), with what lived before
-    the loop frozen out of the collector's scans (`gc.freeze`: a tenth of the time a collection)."""
+    at twice the memory. So the loop collects after every ask, with what lived before the loop
+    frozen out of the collector's scans (`gc.freeze`: a tenth of the time a collection)."""
     if not overlap:
         yield None
         return
