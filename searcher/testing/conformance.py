@@ -268,6 +268,33 @@ def check_strategy_resumes_exactly(factory: Callable[..., Any]) -> None:
     assert np.array_equal(original.ask(4, 5), rebuilt.ask(4, 5)), "a strategy rebuilt from its history and state asked other points"
 
 
+def check_strategy_resumes_exactly_with_points_pending(factory: Callable[..., Any]) -> None:
+    """A strategy whose `overlaps` is True, asked a batch while the one before is pending, asks none
+    of the pending points; rebuilt from the history and the state saved once the batch before was
+    told, it asks what the original asks, and again once both are told the pending batch."""
+    original = factory(PROBE_SPACE, seed=1)
+    if not getattr(original, "overlaps", False):
+        return
+    asked = _drive(original, 5)
+    pending = original.ask(4, 5)
+    ahead = original.ask(4, 6, pending=pending)  # asked while `pending` is evaluated
+    assert not {x.tobytes() for x in ahead} & {x.tobytes() for x in pending}, "a point pending was asked again"
+    original.tell(pending, _probe_loss(pending))
+    state = json.loads(json.dumps(original.state()))
+    rebuilt = factory(PROBE_SPACE, seed=1)
+    for X in [*asked, pending]:
+        rebuilt.tell(X, _probe_loss(X))
+    rebuilt.restore(state)
+    nxt = original.ask(4, 7, pending=ahead)
+    assert np.array_equal(nxt, rebuilt.ask(4, 7, pending=ahead)), "a strategy rebuilt with points pending asked other points"
+    for strategy in (original, rebuilt):
+        strategy.tell(ahead, _probe_loss(ahead))
+    assert json.dumps(original.state(), sort_keys=True) == json.dumps(rebuilt.state(), sort_keys=True), \
+        "a strategy rebuilt with points pending kept another state once they were told"
+    assert np.array_equal(original.ask(4, 8, pending=nxt), rebuilt.ask(4, 8, pending=nxt)), \
+        "a strategy rebuilt with points pending asked other points once they were told"
+
+
 def check_strategy_rejects_bad_input(factory: Callable[..., Any]) -> None:
     strategy = factory(PROBE_SPACE, seed=0)
     with _raises(SearcherError, "'n'"):
@@ -284,6 +311,7 @@ STRATEGY_CHECKS: list[Callable[[Callable[..., Any]], None]] = [
     check_strategy_proposes_cube_points,
     check_strategy_same_seed_same_points,
     check_strategy_resumes_exactly,
+    check_strategy_resumes_exactly_with_points_pending,
     check_strategy_rejects_bad_input,
 ]
 

@@ -98,30 +98,6 @@ def keeps_the_contract(name: str, **options) -> None:
     assert not np.array_equal(make_strategy(name, MIXED, seed=4, **options).ask(4, 0), make_strategy(name, MIXED, seed=3, **options).ask(4, 0))
 
 
-@pytest.mark.parametrize("name", [n for n in ("random", "sobol", "bo", "bo-modes", "bo-modes-nomodel") if STRATEGIES.factory(n).overlaps])
-def test_every_strategy_that_overlaps_keeps_the_contract_with_points_pending(name):
-    """A strategy asked the next batch before this one is told (`pending`): proposable points, none
-    of them pending, and a strategy rebuilt from the history and the state saved after the batch
-    before was told asks what the original asks, then, told the pending batch, asks the same again."""
-    a = make_strategy(name, MIXED, seed=3)
-    X = drive(a, steps=6, loss=half_failing)
-    P = a.ask(4, 6)
-    Q = a.ask(4, 7, pending=P)  # asked while P is evaluated
-    assert is_proposable(Q) and not {q.tobytes() for q in Q} & {p.tobytes() for p in P}
-    a.tell(P, half_failing(P))
-    state = json.loads(json.dumps(a.state()))  # what the store keeps with P's batch, beside Q's points
-    b = make_strategy(name, MIXED, seed=3)
-    for i in range(6):
-        b.tell(X[4 * i : 4 * i + 4], half_failing(X[4 * i : 4 * i + 4]))
-    b.tell(P, half_failing(P))
-    b.restore(state)
-    R = a.ask(4, 8, pending=Q)
-    np.testing.assert_array_equal(b.ask(4, 8, pending=Q), R)
-    for s in (a, b):
-        s.tell(Q, half_failing(Q))
-    np.testing.assert_array_equal(a.ask(4, 9, pending=R), b.ask(4, 9, pending=R))
-
-
 @pytest.mark.parametrize("name, options, match", [
     ("bo", {"alpha": 1.2}, "'alpha'"),
     ("bo", {"alpha": float("nan")}, "'alpha'"),
