@@ -18,8 +18,7 @@ import numpy as np
 
 from searcher.analysis.modes import repeated, run_scores
 from searcher.bench.cases import Case
-from searcher.campaign.loop import OVERLAP_AFTER
-from searcher.defaults import DEFAULT_BATCH
+from searcher.defaults import DEFAULT_BATCH, OVERLAP_AFTER
 from searcher.strategies import Strategy, make_strategy
 
 __all__ = ["ask_tell", "planted_labels", "run_planted"]

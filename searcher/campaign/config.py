@@ -78,7 +78,7 @@ class CampaignConfig:
         generator, target, strategy: plug-in and strategy names (`searcher list`).
         budget: evaluations in all.
         batch: points proposed and evaluated together.
-        overlap: once ten batches are told (`loop.OVERLAP_AFTER`), evaluate each batch on a thread
+        overlap: once ten batches are told (`searcher.defaults.OVERLAP_AFTER`), evaluate each batch on a thread
             of its own while the next is proposed: the search then runs one batch behind the
             answers, and a target that waits (a GPU, a remote service) no longer waits for it too
             (strategies whose `overlaps` is True: `random`, `bo-modes`). Torch computes on one

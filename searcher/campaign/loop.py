@@ -56,16 +56,16 @@ from searcher.campaign.executors import LocalExecutor, RayExecutor, make_executo
 from searcher.campaign.result import CampaignResult
 from searcher.campaign.store import DirectoryLock, Store, TrialRecord
 from searcher.campaign.writer import Writer
+from searcher.defaults import OVERLAP_AFTER
 from searcher.errors import ParameterError
 from searcher.objective import Judge, Objective
 from searcher.space import Continuous, Space
 from searcher.strategies import STRATEGIES, Strategy, make_strategy
 from targets.base import CAP_REACHED, SpendingTarget
 
-__all__ = ["OVERLAP_AFTER", "Campaign", "SetUp", "audited", "dry_prediction", "keeps_image", "run", "run_or_resume", "same_campaign", "set_up"]
+__all__ = ["Campaign", "SetUp", "audited", "dry_prediction", "keeps_image", "run", "run_or_resume", "same_campaign", "set_up"]
 
 _AUDIT_STREAM = 0xA0D17  # keys the audit sample's draws apart from the strategies'
-OVERLAP_AFTER = 10  # with `overlap`, batches evaluated in turn first: one batch behind is then at most a tenth of what is known
 
 
 @dataclass(frozen=True)
@@ -246,11 +246,11 @@ class _Loop:
         asked = self.strategy.ask(n - k, step) if pending is None else self.strategy.ask(n - k, step, pending=pending)
         return np.clip(np.asarray(asked, float), 0.0, 1.0)
 
-    def propose(self, step: int, n: int, searched: np.ndarray | None = None) -> tuple[np.ndarray, int]:
-        """Batch `step`'s `n` points: the strategy's (`searched`, where they were asked already), then
+    def propose(self, step: int, n: int, planned: np.ndarray | None = None) -> tuple[np.ndarray, int]:
+        """Batch `step`'s `n` points: the strategy's (`planned`, where they were asked already), then
         the audit sample's; and how many are audit."""
         k = audited(self.campaign, step, n)
-        X = self.search(step, n) if searched is None else np.asarray(searched, float).reshape(-1, self.space.dim)
+        X = self.search(step, n) if planned is None else np.asarray(planned, float).reshape(-1, self.space.dim)
         if k:
             rng = np.random.default_rng([self.campaign.seed, step, _AUDIT_STREAM])
             X = np.concatenate([X, self.space.cube.uniform(rng, k)])

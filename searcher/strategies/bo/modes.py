@@ -546,9 +546,7 @@ class FailureModes(CarriedGP):
             if pool is not None:
                 drawn = pool.drawn((mode, spanned), lambda members=members, spanned=spanned: self._mode_candidates(
                     members, spanned, rng, _POOL_PER_CENTRE, spread=True))
-                free = drawn.free(seen)
-                pooled.append((drawn, free))
-                candidates.append(free.any())  # the candidates themselves, `drawn.C[free]`, once the mode is weighed
+                pooled.append((drawn, drawn.free(seen)))  # the candidates themselves, `drawn.C[free]`, once the mode is weighed
                 continue
             C = self._mode_candidates(members, spanned, rng, _PER_CENTRE)
             candidates.append(C[self._proposable(C, seen)])
@@ -560,8 +558,8 @@ class FailureModes(CarriedGP):
                     if value > best_value:
                         best, best_value, best_mode = C[0], value, mode
             return best, best_mode
-        open_modes = sorted((mode for mode, C in enumerate(candidates) if (C if pool is not None else len(C))),
-                            key=lambda mode: crowding[mode])  # stable: index order within a level
+        has = [free.any() for _, free in pooled] if pool is not None else [len(C) > 0 for C in candidates]
+        open_modes = sorted((mode for mode, open_ in enumerate(has) if open_), key=lambda mode: crowding[mode])  # stable: index order within a level
         for level, group in itertools.groupby(open_modes, key=lambda mode: crowding[mode]):
             if -level < best_value:
                 break  # log p_fail <= 0: no mode this crowded or more can beat the best (nor tie it)

@@ -15,7 +15,7 @@ from killing import kill_when_stored
 
 from searcher.bench.planted import ask_tell
 from searcher.campaign import Campaign, load_campaign
-from searcher.campaign.loop import OVERLAP_AFTER
+from searcher.defaults import OVERLAP_AFTER
 from searcher.errors import ParameterError
 from searcher.strategies import make_strategy
 from searcher.testing.planted import PlantedRegions

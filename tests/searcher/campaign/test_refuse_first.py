@@ -68,7 +68,7 @@ def test_a_refusal_in_the_first_batch_removes_the_store_and_keeps_a_directory_it
     out.mkdir()
     (out / "notes.txt").write_text("mine")
 
-    def refuse(self, step, n, searched=None):
+    def refuse(self, step, n, planned=None):
         raise ParameterError("no first batch")
 
     monkeypatch.setattr(loop._Loop, "propose", refuse)
@@ -84,10 +84,10 @@ def test_a_campaign_with_trials_stored_is_kept_when_it_stops(tmp_path, monkeypat
     out = tmp_path / "kept"
     real = loop._Loop.propose
 
-    def stop_at_second(self, step, n, searched=None):
+    def stop_at_second(self, step, n, planned=None):
         if step == 1:
             raise KeyboardInterrupt
-        return real(self, step, n, searched)
+        return real(self, step, n, planned)
 
     monkeypatch.setattr(loop._Loop, "propose", stop_at_second)
     campaign = Campaign(generator="planted", target="planted", strategy="random", budget=8, batch=4, out=str(out))
@@ -102,7 +102,7 @@ def test_a_resumed_campaign_is_never_removed(tmp_path, monkeypatch):
     campaign = Campaign(generator="planted", target="planted", strategy="random", budget=4, out=str(out))
     campaign.run(progress=False)
 
-    def refuse(self, step, n, searched=None):
+    def refuse(self, step, n, planned=None):
         raise ParameterError("no more")
 
     monkeypatch.setattr(loop._Loop, "propose", refuse)

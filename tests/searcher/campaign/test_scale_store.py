@@ -54,10 +54,10 @@ def test_loop_holds_no_image_past_its_batch(tmp_path, monkeypatch):
     held = []
     propose = campaign_loop._Loop.propose
 
-    def counted(self, step, n, searched=None):
+    def counted(self, step, n, planned=None):
         gc.collect()
         held.append(sum(r() is not None for r in alive))
-        return propose(self, step, n, searched)
+        return propose(self, step, n, planned)
 
     monkeypatch.setattr(PlantedGenerator, "generate", tracked)
     monkeypatch.setattr(campaign_loop._Loop, "propose", counted)

@@ -153,10 +153,10 @@ def test_ctrl_c_says_how_to_continue(tmp_path, capsys, monkeypatch):
 
     real = loop._Loop.propose
 
-    def interrupted(self, step, n, searched=None):
+    def interrupted(self, step, n, planned=None):
         if step == stop_at:
             raise KeyboardInterrupt
-        return real(self, step, n, searched)
+        return real(self, step, n, planned)
 
     monkeypatch.setattr(loop._Loop, "propose", interrupted)
     for stop_at, out, said in ((1, tmp_path / "k", f"searcher hunt --resume {tmp_path / 'k'}` continues"),
