@@ -34,6 +34,8 @@ import pandas as pd
 
 from generators.faces.procedural import render_rows
 from searcher.campaign.store import encode_png
+from searcher.errors import ParameterError
+from searcher.outputs import check_output_dir
 from searcher.retrain.harness import labelled_images, per_seed_lines, score_arm, summary_lines, trainable
 from targets.base import LabelledImages
 from targets.trained.data import truth_labels
@@ -77,6 +79,10 @@ def main(argv: list[str] | None = None) -> None:
     sizes = [int(v) for v in args.n.split(",")]
     seeds = [int(v) for v in args.seeds.split(",")]
     recipe = trainable(args.target).recipe()  # a clear error for a target without a training recipe
+    try:
+        out = check_output_dir(args.out, command="python lab/planted_oracle.py")  # before any model is trained
+    except ParameterError as exc:
+        raise SystemExit(str(exc)) from None
     scores, groups = [], []
     if args.reference is not None:
         ref = pd.read_csv(args.reference / "scores.csv")
@@ -95,10 +101,11 @@ def main(argv: list[str] | None = None) -> None:
             groups += g
             print(f"seed {seed} {arm}: " + ", ".join(f"{r['test']} {r['balanced_accuracy']:.1%}" for r in s), flush=True)
     table = pd.DataFrame(scores)
-    args.out.mkdir(parents=True, exist_ok=True)
-    table.to_csv(args.out / "scores.csv", index=False)
-    pd.DataFrame(groups).to_csv(args.out / "groups.csv", index=False)
+    out.mkdir(parents=True, exist_ok=True)
+    table.to_csv(out / "scores.csv", index=False)
+    pd.DataFrame(groups).to_csv(out / "groups.csv", index=False)
     print("\n".join(["", *summary_lines(table), "", *per_seed_lines(table)]))
+
 
 if __name__ == "__main__":
     main()
