@@ -82,7 +82,7 @@ def test_a_point_told_before_the_window_is_never_asked_again():
     assert not {row.tobytes() for row in batch} & {row.tobytes() for row in X}
 
 
-@pytest.mark.parametrize("name", ["random", "sobol", "cmaes", "bo-modes-nomodel", "bo-modes"])
+@pytest.mark.parametrize("name", ["random", "sobol", "cmaes", "bo", "bo-modes-nomodel", "bo-modes"])
 def test_a_batch_of_1024_holds_no_point_twice(name):
     """`ask(1024)` after a short history: 1,024 distinct points, none told before."""
     s = make_strategy(name, CUBE3, seed=0, budget=4096)
@@ -92,3 +92,19 @@ def test_a_batch_of_1024_holds_no_point_twice(name):
     assert batch.shape == (1024, 3)
     assert len(np.unique(batch, axis=0)) == 1024
     assert not {row.tobytes() for row in batch} & {row.tobytes() for row in X}
+
+
+@pytest.mark.parametrize(("n", "conditionings"), [(4, 3), (64, 63), (65, 32), (1024, 63)])
+def test_bo_conditions_on_its_fantasies_at_most_64_times_an_ask(monkeypatch, n, conditionings):
+    """`bo` conditions its GP after every point of a batch of up to 64 (Kriging believer), and on
+    blocks of its points beyond, so that an ask of 1,024 costs what one of 64 does, not minutes."""
+    from botorch.models import SingleTaskGP
+
+    calls = []
+    condition = SingleTaskGP.condition_on_observations
+    monkeypatch.setattr(SingleTaskGP, "condition_on_observations", lambda self, X, Y, **kw: calls.append(len(X)) or condition(self, X, Y, **kw))
+    s = make_strategy("bo", CUBE3, seed=0, budget=4096)
+    X = history(40)
+    s.tell(X, PLANTED.loss(X))
+    assert len(np.unique(s.ask(n, 1), axis=0)) == n
+    assert len(calls) == conditionings and sum(calls) == conditionings * -(-n // 64)
