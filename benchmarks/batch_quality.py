@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 import csv
+import hashlib
 import itertools
 import json
 import time
@@ -69,7 +70,8 @@ def campaign_rows(case_name: str, strategy: str, batches: list[int], seeds: list
               "generator_options": dict(o["generator_options"]), "target_options": dict(o["target_options"]),
               "truth_column": o["truth_column"], "cut": o["cut"]}
     runs = [("random", max(batches), "{}", directory / case_name / f"random-b{max(batches)}")]
-    runs += [(strategy, b, options, directory / case_name / f"{strategy.replace(':', '-')}-{options}-b{b}") for b in batches]
+    tag = "" if options == "{}" else "-" + hashlib.blake2b(options.encode(), digest_size=4).hexdigest()  # options as a folder name
+    runs += [(strategy, b, options, directory / case_name / f"{strategy.replace(':', '-')}{tag}-b{b}") for b in batches]
     for s, b, opts, out in runs:
         plain = s.partition(":")[0]
         compare(out, strategies=[plain], batch=b, strategy_options=json.loads(opts), overlap=how == "overlap" and s == strategy, **common)

@@ -101,7 +101,8 @@ def torch_target(path: Path, device: str) -> Any:
 
 def target_speed(path: Path, device: str, n: int, repeats: int) -> dict[str, Any]:
     """Images per second of the TorchScript classifier on `device`, on `n` 128 px `faces` renders."""
-    images = generators.load("faces", resolution=128).generate(generators.load("faces").space.sample(n, seed=1)).images
+    faces = generators.load("faces", resolution=128)
+    images = faces.generate(faces.space.sample(n, seed=1)).images
     target = torch_target(path, device)
     best = _best(lambda r: target.predict(images), repeats, device)
     print(f"torch target (TorchScript gender CNN)  {n / best:9.0f} images/s  (128 px in, 64 px to the model)", flush=True)
