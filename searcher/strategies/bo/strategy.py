@@ -225,8 +225,8 @@ class BayesianOptimization(CarriedGP):
         """`n` points by sequential greedy selection (module docstring, 5). The GP is conditioned on
         its fantasies after every point up to a batch of `_CONDITIONED`; a larger batch conditions
         on them in `_CONDITIONED` blocks, and between two it prices the pool with the moments it
-        has, the diversity term still counting every point picked (a conditioning costs what
-        pricing the whole pool does: conditioning on each of 1,024 points took minutes an ask)."""
+        has, the diversity term still counting every point picked (a conditioning costs about what
+        pricing the whole pool does; docs/search.md#a-batch-of-1024-from-bo-conditioning-on-blocks-of-picks)."""
         centres = known[rng.choice(len(known), min(_CENTRES, len(known)), replace=False)]
         pool = self._around(centres, rng)
         values = self._score(self._moments(model, pool), pool, known, failing_only=True)
