@@ -45,6 +45,7 @@ import targets
 from searcher.campaign import Campaign
 from searcher.devices import resolve_device
 from searcher.errors import ParameterError
+from searcher.outputs import check_output_file
 from targets.trained import GenderCNN
 from targets.trained.model import INPUT_SIZE, MEAN, STD
 
@@ -154,6 +155,7 @@ def main() -> None:
     args = ap.parse_args()
     try:
         device = resolve_device(args.device, "--device")
+        check_output_file(args.out)  # before the device's minutes go into measurements it could not write
     except ParameterError as exc:
         ap.error(str(exc))
     strategies = [s for s in args.strategies.split(",") if s]
