@@ -27,8 +27,11 @@ def test_the_suite_covers_shapes_dims_volumes_and_answers():
     assert min(o["dim"] for o in options) == 6 and max(o["dim"] for o in options) == 20
     assert min(o["k"] for o in options) == 3 and max(o["k"] for o in options) == 12
     assert min(o["volume"] for o in options) == pytest.approx(0.001) and max(o["volume"] for o in options) == pytest.approx(0.05)
-    assert 1 <= sum(o["categories"] > 0 for o in options) <= 2
-    assert sum(not o["score"] for o in options) >= 3 and sum(o["score"] for o in options) > len(options) / 2
+    assert 1 <= sum(o["categories"] > 0 for o in options) <= 3
+    assert sum(not o["score"] for o in options) >= 8 and sum(o["score"] for o in options) > len(options) / 2
+    for answers in (True, False):  # both halves, graded and 0/1, hold every shape and a category
+        half = [o for o in options if o["score"] == answers]
+        assert {o["shape"] for o in half} == {"box", "ball", "slab", "shell"} and any(o["categories"] for o in half)
     historical = next(c for c in SUITE if c.name == "planted-d6-k5")
     assert historical.tuned and historical.options == {"dim": 6, "k": 5, "volume": 0.03, "shape": "box", "categories": 0,
                                                        "layout": 0, "score": False}
