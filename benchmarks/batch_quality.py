@@ -39,6 +39,8 @@ from searcher.bench.cases import select_cases
 from searcher.bench.planted import ask_tell
 from searcher.campaign import load_campaign
 from searcher.cli.args import assignments
+from searcher.errors import ParameterError
+from searcher.outputs import check_output_file
 from searcher.strategies import make_strategy
 from searcher.studies.compare import compare
 
@@ -99,8 +101,12 @@ def main() -> None:
     ap.add_argument("--out", type=Path, default=Path("runs/batch_quality.csv"))
     ap.add_argument("--dir", type=Path, default=Path("runs/batch_quality"), help="where a face case's campaigns are written (resumable)")
     args = ap.parse_args()
-    options = json.dumps(assignments(args.strategy_option, "--strategy-option", tables=True), sort_keys=True)
-    chosen = select_cases(args.cases)
+    try:
+        options = json.dumps(assignments(args.strategy_option, "--strategy-option", tables=True), sort_keys=True)
+        chosen = select_cases(args.cases)
+        check_output_file(args.out)  # appended to: a folder or a store there is refused before any run
+    except ParameterError as exc:
+        ap.error(str(exc))
     cases = [c.name for c in chosen]
     batches = [int(b) for b in args.batches.split(",")]
     seeds = [int(s) for s in args.seeds.split(",")]

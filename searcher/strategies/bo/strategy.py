@@ -188,17 +188,18 @@ class BayesianOptimization(CarriedGP):
             return np.zeros(len(X), bool)
         return ~same_cell(X, known, self._categorical).any(axis=1)
 
-    def _moments(self, model: SingleTaskGP, X: np.ndarray) -> list[tuple[torch.Tensor, torch.Tensor]]:
-        """Per chunk of `X`, the GP's posterior mean and standard deviation there: what `_score`
-        prices, kept while the model is not conditioned again."""
-        out = []
+    def _moments(self, model: SingleTaskGP, X: np.ndarray) -> tuple[torch.Tensor, torch.Tensor]:
+        """The GP's posterior mean and standard deviation at each row of `X` (a chunk at a time): what
+        `_score` prices, kept while the model is not conditioned again."""
+        means, sds = [], []
         with torch.no_grad():
             for chunk in torch.tensor(X).split(_CHUNK):
                 post = model.posterior(chunk)
-                out.append((post.mean.reshape(-1), post.variance.reshape(-1).clamp_min(1e-18).sqrt()))
-        return out
+                means.append(post.mean.reshape(-1))
+                sds.append(post.variance.reshape(-1).clamp_min(1e-18).sqrt())
+        return torch.cat(means), torch.cat(sds)
 
-    def _score(self, moments: list[tuple[torch.Tensor, torch.Tensor]], X: np.ndarray, known: np.ndarray, failing_only: bool) -> np.ndarray:
+    def _score(self, moments: tuple[torch.Tensor, torch.Tensor], X: np.ndarray, known: np.ndarray, failing_only: bool) -> np.ndarray:
         """LogEI (or EI) of the composite at each row of `X`, whose `_moments` are given; if
         `failing_only`, -inf (0) where the GP predicts a pass, unless the row's category
         combination holds no remembered failure."""
@@ -206,7 +207,7 @@ class BayesianOptimization(CarriedGP):
         new_cell = torch.tensor(self._new_cell(X, known) if failing_only else np.zeros(len(X), bool))
         out = []
         with torch.no_grad():
-            for (mean, sd), d, new in zip(moments, D.split(_CHUNK), new_cell.split(_CHUNK)):
+            for mean, sd, d, new in zip(moments[0].split(_CHUNK), moments[1].split(_CHUNK), D.split(_CHUNK), new_cell.split(_CHUNK)):
                 value = log_expected_improvement(mean, sd, d, self.alpha)
                 if failing_only:
                     value = torch.where((mean >= FAILURE) | new, value, -torch.inf)
@@ -214,7 +215,7 @@ class BayesianOptimization(CarriedGP):
         log_ei = torch.cat(out).numpy()
         return log_ei if self.acquisition == "logei" else np.exp(log_ei)
 
-    def _explore_value(self, moments: list[tuple[torch.Tensor, torch.Tensor]], uniform: np.ndarray, known: np.ndarray) -> float:
+    def _explore_value(self, moments: tuple[torch.Tensor, torch.Tensor], uniform: np.ndarray, known: np.ndarray) -> float:
         """The (log) mean EI of a uniform draw (`uniform`, with its `_moments`): what the next Sobol point is expected to add."""
         values = self._score(moments, uniform, known, failing_only=False)
         if self.acquisition == "ei":
@@ -229,16 +230,18 @@ class BayesianOptimization(CarriedGP):
         pricing the whole pool does; docs/search.md#a-batch-of-1024-from-bo-conditioning-on-blocks-of-picks)."""
         centres = known[rng.choice(len(known), min(_CENTRES, len(known)), replace=False)]
         pool = self._around(centres, rng)
-        values = self._score(self._moments(model, pool), pool, known, failing_only=True)
+        moments = self._moments(model, pool)
+        values = self._score(moments, pool, known, failing_only=True)
         refine = self._around(pool[np.argsort(-values)[:_CENTRES]], rng)
+        refined = self._moments(model, refine)
         pool = np.concatenate([pool, refine])
-        values = np.concatenate([values, self._score(self._moments(model, refine), refine, known, failing_only=True)])
+        values = np.concatenate([values, self._score(refined, refine, known, failing_only=True)])
+        moments = (torch.cat([moments[0], refined[0]]), torch.cat([moments[1], refined[1]]))  # the pool's, while the model stands
         seen = {row.tobytes() for row in self.cube.snap(self.history.answered()[0])}
         taken = np.array([row.tobytes() in seen for row in pool])
         values[taken] = -np.inf
         uniform = self.cube.uniform(rng, _UNIFORM)
         block = math.ceil(n / _CONDITIONED)
-        moments = self._moments(model, pool) if block > 1 else None  # the pool's, while the model stands
         explore_moments = self._moments(model, uniform)
         chosen: list[np.ndarray] = []
         for i in range(n):
