@@ -5,6 +5,8 @@ the position in their Sobol sequence; and the one-thread context their small den
 the original asked. Hyperparameters are refitted, warm, when the data has grown by `refit` since
 the last fit, and carried over unchanged in between; a strategy that fits another model than the
 last (`bo-modes` switching likelihood) starts that one cold, as the carried values are not its.
+A strategy that fits a second model beside its own each step (`bo-modes`'s harvest model in a
+large batch) carries that model's under a `slot` of its own.
 Past `max_points` the GP is fitted on the recent failures (up to half) and the recent passes, so a
 step costs what it cost at the cap; the training set no longer grows, so the hyperparameters
 fitted at the cap are carried from then on.
@@ -53,21 +55,20 @@ class CarriedGP(StrategyBase):
         self.max_points = check_int("max_points", max_points, 10)
         self.refit = check_number("refit", refit, 0.0, 10.0)
         self.iterations = check_int("iterations", iterations, 0)
-        self._warm: dict[str, list[float]] | None = None
-        self._fitted_as: str | None = None  # the model the carried hyperparameters are of
-        self._fitted_on = 0
+        self._slots: dict[str | None, dict[str, Any]] = {None: _empty_slot()}  # carried hyperparameters by slot (None: the strategy's own model's)
         self._sobol = 0
         self._stream = SobolStream(self.dim, self.seed)
 
     def state(self) -> dict[str, Any]:
-        """GP hyperparameters (raw values) and the model they are of, the size of the last fit, the Sobol position: JSON."""
-        return {"gp": self._warm, "fitted_as": self._fitted_as, "fitted_on": self._fitted_on, "sobol": self._sobol}
+        """GP hyperparameters (raw values) and the model they are of, the size of the last fit, the
+        Sobol position, and (once a second model was fitted) the same of each other `slot`: JSON."""
+        others = {name: dict(slot) for name, slot in self._slots.items() if name is not None}
+        return {**self._slots[None], "sobol": self._sobol, **({"slots": others} if others else {})}
 
     def restore(self, state: dict[str, Any]) -> None:
         """Sets what `state()` saved."""
-        self._warm = state.get("gp")
-        self._fitted_as = state.get("fitted_as")
-        self._fitted_on = int(state.get("fitted_on", 0))
+        own = {"gp": state.get("gp"), "fitted_as": state.get("fitted_as"), "fitted_on": int(state.get("fitted_on", 0))}
+        self._slots = {None: own, **{name: dict(slot) for name, slot in state.get("slots", {}).items()}}
         self._sobol = int(state.get("sobol", 0))
 
     def _next_sobol(self, n: int) -> np.ndarray:
@@ -88,13 +89,19 @@ class CarriedGP(StrategyBase):
         return np.sort(np.concatenate([failed, passed]))
 
     def _fit_carried(self, fit: Callable[..., tuple[Any, dict[str, list[float]]]], X: torch.Tensor, y: torch.Tensor,
-                     model: str | None = None) -> Any:
+                     model: str | None = None, slot: str | None = None) -> Any:
         """`fit(X, y, warm, iterations)`, refitting only when the data has grown by `refit`; `model`
-        names what `fit` fits, and hyperparameters carried from another model are dropped (a cold fit)."""
-        if model != self._fitted_as:
-            self._warm, self._fitted_as = None, model
-        refit = self._warm is None or len(X) >= (1 + self.refit) * self._fitted_on
-        gp, warm = fit(X, y, self._warm, self.iterations if refit else 0)
+        names what `fit` fits, and hyperparameters carried from another model are dropped (a cold
+        fit). A `slot` name carries them apart from the strategy's own model's."""
+        carried = self._slots.setdefault(slot, _empty_slot())
+        warm = carried["gp"] if carried["fitted_as"] == model else None
+        refit = warm is None or len(X) >= (1 + self.refit) * carried["fitted_on"]
+        gp, fitted = fit(X, y, warm, self.iterations if refit else 0)
         if refit:
-            self._warm, self._fitted_on = warm, len(X)
+            carried.update(gp=fitted, fitted_as=model, fitted_on=len(X))
         return gp
+
+
+def _empty_slot() -> dict[str, Any]:
+    """A slot no fit has filled: no hyperparameters, of no model, fitted on no point."""
+    return {"gp": None, "fitted_as": None, "fitted_on": 0}

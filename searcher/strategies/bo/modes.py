@@ -22,9 +22,12 @@ Each `ask`, after a Sobol start of `n_init` points:
    `late` after (by index: exact and stateless); after the split a point explores only where its
    draw puts a failure, and harvests otherwise.
 
-No point is proposed twice, nor inside the `unjudged` band a classify target never judges. Past
-`max_points` answered points a step sees the GP's rows alone (`CarriedGP._training_rows`), so its
-cost stops growing with the history (`benchmarks/proposal_cost.py`). Why
+A batch of `POOLED_FROM` points or more draws its candidates once per ask, and, told nothing until
+all its points are answered, harvests by a classification of failed and passed points and explores
+from more passes at once (`pool.py`). No point is proposed twice, nor inside the `unjudged` band a
+classify target never judges. Past `max_points` answered points a step sees the GP's rows alone
+(`CarriedGP._training_rows`), so its cost stops growing with the history
+(`benchmarks/proposal_cost.py`). Why
 each rule, what it measured and what was tried instead: docs/search.md#bo-modes-in-full-its-rules-and-its-ablations.
 `ModesAblation` switches each rule off or back to what it replaced (`bo-modes-nomodel`: no model).
 """
@@ -70,6 +73,7 @@ INSIDE = ("never", "always", "earned")
 EXPLORE = ("draw", "climb")
 EXPLORE_WHEN = ("scheduled", "hopeful")
 UNIFORM = ("never", "earned")
+POOLED_MODELS = ("classes", "same")
 ANYWHERE_RULES = ("always", "earned")
 _PREMIUM = 0.1  # by how much a draw of the span's hit rate must beat the steps' for `inside="earned"` to harvest inside
 _ANYWHERE_PREMIUM = 0.05  # how far below a draw of the modes' hit rate the anywhere draws' may fall (`anywhere_rule="earned"`)
@@ -124,6 +128,14 @@ class ModesAblation:
         uniform: "earned" (a harvesting point is drawn uniformly instead where a draw of the chance
             that a uniform point finds a mode not yet found beats a draw of the harvest's value, a
             failure in the least crowded mode: `_uniform_arm`) or "never".
+        pooled_model: in a batch of `POOLED_FROM` points or more, where the model is of a graded
+            loss, what finds the modes and harvests them: "classes" (a classification of failed and
+            passed points, fitted beside the graded model, which the exploring points keep) or
+            "same" (the graded model).
+        pooled_climbers: in such a batch, the exploring candidates step around one of the highest
+            passes per this many exploring points (at least 8; 0: 8, as a point asked alone).
+        pooled_spacing: in such a batch, how far its exploring points keep from each other, as a
+            fraction of `radius` (1: as far as from a failure, as under 0/1 answers, with no climb to share).
     """
 
     model: str = "gp"
@@ -135,6 +147,9 @@ class ModesAblation:
     near_best: float = 0.8
     probe: bool = False
     uniform: str = "never"
+    pooled_model: str = "classes"
+    pooled_climbers: int = 4
+    pooled_spacing: float = 0.25
 
     def __post_init__(self) -> None:
         owner = type(self).__name__
@@ -148,6 +163,9 @@ class ModesAblation:
             "near_best": check_number("near_best", self.near_best, 0.0, 1.0, open_low=True, owner=owner),
             "probe": check_flag("probe", self.probe, owner=owner),
             "uniform": check_choice("uniform", self.uniform, UNIFORM, owner=owner),
+            "pooled_model": check_choice("pooled_model", self.pooled_model, POOLED_MODELS, owner=owner),
+            "pooled_climbers": check_int("pooled_climbers", self.pooled_climbers, 0, owner=owner),
+            "pooled_spacing": check_number("pooled_spacing", self.pooled_spacing, 0.0, 1.0, owner=owner),
         }
         for name, value in checked.items():  # "true" as the command line gives it -> True, 1 -> 1.0
             object.__setattr__(self, name, value)
@@ -247,18 +265,20 @@ class FailureModes(CarriedGP):
         rng = np.random.default_rng(seed)
         with one_thread(), manual_seed(seed), torch.no_grad():
             model = self._fit(X, loss) if self.ablation.model == "gp" else None
+            pooled = model is not None and n >= POOLED_FROM  # a large batch draws candidates once (`pool.py`)
             failures = X[loss >= FAILURE]
-            modes = self._modes(failures, model)
-            counts, probes = self._crowding(failures, modes, model, X, loss)
+            harvest = model  # the model that says where the modes are and which candidates fail
+            if pooled and len(failures) and not model.classes and self.ablation.pooled_model == "classes":
+                harvest = self._fit(X, loss, harvest=True)
+            modes = self._modes(failures, harvest)
+            counts, probes = self._crowding(failures, modes, harvest, X, loss)
             members_of = [failures[modes == mode] for mode in range(len(counts))]  # per mode, its failures
             found = self._uniform_found(rows, loss, modes) if self.ablation.uniform == "earned" else None
             seen = self._answered | asked
             chosen: list[np.ndarray] = []
             self._pending = {key: arm for key, arm in self._pending.items() if key in asked}
             first = self.history.n_told + len(asked)
-            pool = None
-            if model is not None and n >= POOLED_FROM:  # a large batch draws candidates once (`pool.py`)
-                pool = Pool(self, model, n, sum(self.explores(index) for index in range(first, first + n)))
+            pool = Pool(self, harvest, n, sum(self.explores(index) for index in range(first, first + n)), model) if pooled else None
             for index in range(first, first + n):
                 x, mode = None, None
                 if len(counts) and not self.explores(index):
@@ -270,15 +290,15 @@ class FailureModes(CarriedGP):
                         if x is not None:
                             self._uniform.append(index)
                     if x is None and model is not None and _on_schedule(index, self.ablation.anywhere) and self._anywhere_arm(rng):
-                        x = self._draw_anywhere(model, seen, rng, pool)
+                        x = self._draw_anywhere(harvest, seen, rng, pool)
                         if x is not None:
                             self._pending[x.tobytes()] = _ANYWHERE_ARM
                     if x is None:
-                        x, mode = self._mode_point(model, (X, loss), failures, members_of, counts, chosen, seen, rng, pool)
+                        x, mode = self._mode_point(harvest, (X, loss), failures, members_of, counts, chosen, seen, rng, pool)
                 if x is None:
                     x, hopeful = self._explore(model, X, loss, failures, chosen, seen, rng, pool)
                     if not hopeful and len(counts) and self._gives_up(index):
-                        harvested, mode = self._mode_point(model, (X, loss), failures, members_of, counts, chosen, seen, rng, pool)
+                        harvested, mode = self._mode_point(harvest, (X, loss), failures, members_of, counts, chosen, seen, rng, pool)
                         x = x if mode is None else harvested
                 if mode is not None:
                     counts[mode] += 1
@@ -397,13 +417,15 @@ class FailureModes(CarriedGP):
 
     # ------------------------------------------------------------------ the model
 
-    def _fit(self, X: np.ndarray, loss: np.ndarray) -> _Model:
-        """The model of the told points (beyond `max_points`, of `_training_rows`)."""
+    def _fit(self, X: np.ndarray, loss: np.ndarray, harvest: bool = False) -> _Model:
+        """The model of the told points (beyond `max_points`, of `_training_rows`); with `harvest`, the
+        classification of failed and passed points whatever the losses, its hyperparameters carried
+        apart (a large batch's harvest model: `pool.py`)."""
         rows = self._training_rows(loss)
         X, loss = X[rows], loss[rows]
         sign = self._signs
         y = loss if sign is None else np.where(sign(X) > 0, loss, 1.0 - loss)  # the target's evidence for the label above the cut
-        likelihood = self.likelihood
+        likelihood = "dirichlet" if harvest else self.likelihood
         if likelihood == "auto":
             likelihood = "dirichlet" if np.isin(y, (0.0, 1.0)).all() else "gaussian"
         high = y >= FAILURE
@@ -413,7 +435,7 @@ class FailureModes(CarriedGP):
             z = normal_scores(y)
             fit, target = fit_ranked_gp, z
         with torch.enable_grad(), gpytorch.settings.max_cholesky_size(CHOLESKY_LIMIT):  # ask() runs under no_grad
-            gp = self._fit_carried(fit, torch.tensor(X), torch.tensor(target), model=likelihood)
+            gp = self._fit_carried(fit, torch.tensor(X), torch.tensor(target), model=likelihood, slot="harvest" if harvest else None)
         if likelihood == "dirichlet":
             return _Model(gp, 0.0, sign, classes=True)
         if high.any() and (~high).any():
@@ -666,10 +688,11 @@ class FailureModes(CarriedGP):
         Sobol point and no hope (after the split the point harvests, as a hopeless draw does)."""
         if model is None:
             return self._next_sobol(1)[0], True
-        avoid = np.concatenate([failures, np.array(chosen)]) if chosen else failures
+        climbs = pool is not None and pool.climbs  # a pool that climbs keeps the batch's points apart itself
+        avoid = np.concatenate([failures, np.array(chosen)]) if chosen and not climbs else failures
 
-        def candidates(uniform: int) -> np.ndarray:
-            C, graded = self._exploring_candidates(model, X, loss, failures, avoid, rng, uniform)
+        def candidates(uniform: int, tops: int = _TOP_PASSES) -> np.ndarray:
+            C, graded = self._exploring_candidates(model, X, loss, failures, avoid, rng, uniform, tops)
             C = C[self._proposable(C, seen) & (self._nearest(C, avoid) >= self.radius)]
             if len(C) and len(failures) and graded:
                 elsewhere = ~self._on_known_slope(model, C, failures)
@@ -682,7 +705,9 @@ class FailureModes(CarriedGP):
                 return self._next_sobol(1)[0], True
             draw = model.posterior(C).rsample().reshape(-1).numpy()
         else:
-            opened = pool.explore(lambda: candidates(max(_UNIFORM, 2 * pool.explorers)), avoid, seen)
+            climbers = self.ablation.pooled_climbers
+            tops = max(_TOP_PASSES, pool.explorers // climbers) if climbers and climbs else _TOP_PASSES
+            opened = pool.explore(lambda: candidates(max(_UNIFORM, 2 * pool.explorers), tops), avoid, seen)
             if opened is None:
                 return self._next_sobol(1)[0], False
             C, draw = opened
@@ -690,10 +715,10 @@ class FailureModes(CarriedGP):
         return C[best], bool(model.fails(C[best : best + 1], draw[best : best + 1])[0])
 
     def _exploring_candidates(self, model: _Model, X: np.ndarray, loss: np.ndarray, failures: np.ndarray, avoid: np.ndarray,
-                              rng: np.random.Generator, uniform: int) -> tuple[np.ndarray, bool]:
-        """Where an exploring point may go: `uniform` uniform points and neighbours of the highest
-        passes beyond `radius` of `avoid` (with `explore="climb"` and a graded loss, the neighbours
-        alone, of passes off the known slopes); and whether the passes' losses are graded."""
+                              rng: np.random.Generator, uniform: int, tops: int = _TOP_PASSES) -> tuple[np.ndarray, bool]:
+        """Where an exploring point may go: `uniform` uniform points and neighbours of the `tops`
+        highest passes beyond `radius` of `avoid` (with `explore="climb"` and a graded loss, the
+        neighbours alone, of passes off the known slopes); and whether the passes' losses are graded."""
         passes = loss < FAILURE
         far = passes & (self._nearest(X, avoid) >= self.radius)
         graded = bool(passes.any() and np.ptp(loss[passes]) > 0)  # passes that differ: under 0/1 every candidate would look like a known slope
@@ -702,7 +727,7 @@ class FailureModes(CarriedGP):
             off = far.copy()
             off[far] = ~self._on_known_slope(model, X[far], failures)
             far = off if off.any() else far
-        top = X[far][np.argsort(-loss[far], kind="stable")[:_TOP_PASSES]]
+        top = X[far][np.argsort(-loss[far], kind="stable")[:tops]]
         if not len(top):
             return self.cube.uniform(rng, uniform), graded
         if climb:
@@ -767,7 +792,7 @@ class _Model:
 
     def __init__(self, gp: SingleTaskGP, threshold: float, sign: Callable[[np.ndarray], np.ndarray] | None = None,
                  classes: bool = False) -> None:
-        self.gp, self.threshold, self.sign = gp, threshold, sign
+        self.gp, self.threshold, self.sign, self.classes = gp, threshold, sign, classes
         self._difference = ScalarizedPosteriorTransform(torch.tensor([-1.0, 1.0], dtype=torch.float64)) if classes else None
 
     def posterior(self, X: np.ndarray) -> Posterior:

@@ -9,14 +9,23 @@ batch draws each kind of candidate once, scores it once, and its points take fro
 - a mode's candidates (steps around failures spread over it, or points of its span) are drawn
   again, and scored, only when fewer than `_LOW` are left that no point has taken;
 - each exploring point reads its own sample of one joint posterior draw over the exploring pool
-  (parallel Thompson sampling: a draw per point, on candidates they share), and keeps away from
-  the failures and from every point chosen before it, as one asked alone does; once the batch's
-  points have closed every candidate, a point has no draw to hope on and, after the schedule's
-  split, harvests (`FailureModes._explore`);
+  (parallel Thompson sampling: a draw per point, on candidates they share), and keeps `radius`
+  away from the failures and from every point chosen before it (a quarter of it with a graded
+  loss: `pooled_spacing`);
+  once the batch's points have closed every candidate, a point has no draw to hope on and, after
+  the schedule's split, harvests (`FailureModes._explore`);
 - the draws from the failing set at large sample the pooled candidates the model is sure of.
 
-Which candidate wins is decided by `FailureModes`'s own rules; only where the candidates come
-from changes. Batches under `POOLED_FROM` draw per point, as the suite's figures were measured.
+With a graded loss three rules differ from a point asked alone, because a batch's points are told
+nothing until all are answered: the modes are found and harvested by a classification of failed
+and passed points fitted beside the graded model, which the exploring points keep
+(`pooled_model`); the exploring candidates step around one of the highest passes per four
+exploring points, not eight in all (`pooled_climbers`); and the exploring points keep a quarter of
+`radius` apart, not all of it (`pooled_spacing`). Under 0/1 answers there is no slope to climb,
+and a pooled batch explores as it did before these rules. Why: docs/search.md#a-large-batch-harvests-by-failed-and-passed-and-climbs-from-many-passes.
+Otherwise which candidate wins is decided by `FailureModes`'s own rules; only where the
+candidates come from changes. Batches under `POOLED_FROM` draw per point, as the suite's figures
+were measured.
 """
 
 from __future__ import annotations
@@ -100,11 +109,13 @@ class Pool:
     for a mode's harvest or the failing set at large, `explore` for the exploring points, of which
     the schedule has `explorers` in the batch."""
 
-    def __init__(self, strategy: FailureModes, model: _Model, n: int, explorers: int) -> None:
+    def __init__(self, strategy: FailureModes, model: _Model, n: int, explorers: int, explore_model: _Model | None = None) -> None:
         self.s, self.model, self.n, self.explorers = strategy, model, n, explorers
+        self.explore_model = model if explore_model is None else explore_model  # whose posterior the exploring points draw from
+        self.climbs = not self.explore_model.classes  # a graded model: exploring points climb, several from the same passes
         self.chosen: list[np.ndarray] = []  # the points of this ask chosen so far, in order
         self._drawn: dict[object, Drawn] = {}
-        self._explore: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None  # candidates, distance to the nearest avoided point, draws
+        self._explore: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None = None  # candidates, distances to the failures and the chosen, draws
         self._explore_open: tuple[np.ndarray, dict[bytes, int]] | None = None  # which exploring candidates are untaken, and their rows
         self._explore_upto = 0  # chosen points the exploring candidates have been kept away from
         self._explored = 0
@@ -120,27 +131,29 @@ class Pool:
         self.chosen.append(x)
 
     def explore(self, build: Callable[[], np.ndarray], avoid: np.ndarray, seen: set[bytes]) -> tuple[np.ndarray, np.ndarray] | None:
-        """The exploring candidates still open (untaken, and beyond `radius` of every failure and
-        chosen point) and this point's own posterior draw over them; None if none is open. The
-        candidates are `build()`, kept away from `avoid` (the failures and the points chosen by
-        then) and from every point chosen after, drawn jointly `n` times on first use."""
+        """The exploring candidates still open (untaken, beyond `radius` of every failure and of every
+        point of the batch chosen, or beyond `pooled_spacing` times it of the chosen where the pool
+        `climbs`) and this point's own posterior draw over them; None if none is open. The
+        candidates are `build()`, kept away from `avoid` (the failures, and where the pool does not
+        climb the points chosen by then), drawn jointly `n` times from `explore_model` on first use."""
         if self._explore is None:
             C = build()
-            draws = self.model.posterior(C).rsample(torch.Size([self.n])).reshape(self.n, -1).numpy() if len(C) else np.zeros((self.n, 0))
-            self._explore = (C, self.s._nearest(C, avoid), draws)
+            draws = self.explore_model.posterior(C).rsample(torch.Size([self.n])).reshape(self.n, -1).numpy() if len(C) else np.zeros((self.n, 0))
+            self._explore = (C, self.s._nearest(C, avoid), np.full(len(C), np.inf), draws)
             self._explore_open = (self.s._proposable(C, seen), {row.tobytes(): i for i, row in enumerate(C)})
-            self._explore_upto = len(self.chosen)
-        C, distance, draws = self._explore
+            self._explore_upto = 0
+        C, far, apart, draws = self._explore
         untaken, key = self._explore_open
         if len(self.chosen) > self._explore_upto:
             since = self.chosen[self._explore_upto :]
-            distance = np.minimum(distance, self.s._nearest(C, np.array(since)))
-            self._explore = (C, distance, draws)
+            apart = np.minimum(apart, self.s._nearest(C, np.array(since)))
+            self._explore = (C, far, apart, draws)
             _close(untaken, key, since)
             self._explore_upto = len(self.chosen)
         draw = draws[self._explored % self.n]
         self._explored += 1
-        open_ = (distance >= self.s.radius) & untaken
+        spacing = self.s.ablation.pooled_spacing if self.climbs else 1.0
+        open_ = (far >= self.s.radius) & (apart >= spacing * self.s.radius) & untaken
         if not open_.any():
             return None
         return C[open_], draw[open_]

@@ -1,8 +1,11 @@
 """A large `bo-modes` batch draws and scores its candidates once per ask (`pool.py`): far fewer
 posteriors than one per point, the same batch for the same seed and history, and a harvest that
-still spreads over the modes."""
+still spreads over the modes; with a graded loss it harvests by a classification of failed and
+passed points, and its exploring points climb from more passes, closer together."""
 
 from __future__ import annotations
+
+import json
 
 import numpy as np
 import pytest
@@ -13,6 +16,7 @@ from searcher.strategies.bo.pool import POOLED_FROM
 from searcher.testing.planted import PlantedRegions
 
 REGIONS = PlantedRegions(dim=6, k=4, volume=0.12, seed=0)
+SHELLS = PlantedRegions(dim=6, k=4, volume=0.002, shape="shell", seed=0)
 
 
 def told(seed: int = 0):
@@ -21,6 +25,17 @@ def told(seed: int = 0):
     X = REGIONS.space.cube.snap(np.random.default_rng(1).random((300, 6)))
     s.tell(X, REGIONS.loss(X))
     return s, X
+
+
+def shells(failures: int, ablation: dict | None = None):
+    """`bo-modes` (past its schedule's split) told 300 uniform passes of four thin planted shells
+    (0.2% of the cube) and `failures` points inside them, with the shells' graded confidence as the loss."""
+    U = SHELLS.space.cube.snap(np.random.default_rng(1).random((200_000, 6)))
+    inside = U[SHELLS.region_of(U) >= 0][:failures]
+    X = np.concatenate([U[:400][SHELLS.loss(U[:400], score=True) < 0.5][:300], inside])
+    s = make_strategy("bo-modes", SHELLS.space, seed=0, budget=1000, ablation=ablation)
+    s.tell(X, SHELLS.loss(X, score=True))
+    return s
 
 
 @pytest.fixture
@@ -104,3 +119,51 @@ def test_leans_is_p_fail_of_at_least_a_half_without_the_variances():
         assert 0.02 < (p >= 0.5).mean() < 0.98
         np.testing.assert_array_equal(model.leans(C), p >= 0.5)
         np.testing.assert_array_equal(model.means(C), model.scores(C)[1])
+
+
+def test_with_a_graded_loss_a_pooled_batch_harvests_by_a_classification_carried_apart():
+    """A pooled batch finds and harvests its modes with a classification of failed and passed points
+    fitted beside the graded model, which the exploring points keep (over the cube, the graded model
+    does not believe a thin shell's failures: docs/search.md). The classification's hyperparameters
+    are carried in a slot of their own and restored with the state; the graded model's are those of
+    a batch that fits it alone (a smaller one, or `pooled_model="same"`), which keeps no slot."""
+    s = shells(60)
+    s.ask(128, 1)
+    state = s.state()
+    assert state["fitted_as"] == "gaussian" and state["slots"]["harvest"]["fitted_as"] == "dirichlet"
+    again = shells(60)
+    again.restore(json.loads(json.dumps(state)))
+    np.testing.assert_array_equal(s.ask(128, 2), again.ask(128, 2))
+    for n, ablation in ((POOLED_FROM - 1, None), (128, {"pooled_model": "same"})):
+        alone = shells(60, ablation)
+        alone.ask(n, 1)
+        assert "slots" not in alone.state() and alone.state()["gp"] == state["gp"]
+
+
+def test_a_pooled_batchs_exploring_points_keep_a_quarter_of_the_radius_apart():
+    """Before any failure every point explores. A pooled batch keeps its exploring points a quarter
+    of `radius` apart (`pooled_spacing`), not the whole radius they keep from a failure: kept that far
+    apart, 128 exploring points spread over the cube as a space-filling design and none climbs where
+    another does; at a quarter, many share a climb."""
+    apart = {}
+    for spacing in (0.25, 1.0):
+        s = shells(0, {"pooled_spacing": spacing})
+        D = s._distance(batch := s.ask(128, 1), batch)
+        apart[spacing] = D[np.triu_indices(len(batch), 1)]
+    assert apart[0.25].min() >= 0.25 * 0.2 - 1e-12  # the default radius, 0.2
+    # within the radius: points sharing a climb (with 1, only Sobol points taken once every candidate is closed)
+    assert (apart[0.25] < 0.2).sum() > 10 * (apart[1.0] < 0.2).sum()
+
+
+def test_a_pooled_batch_climbs_from_a_highest_pass_per_four_exploring_points(monkeypatch):
+    """The exploring candidates step around the highest passes: 8 of them for a point asked alone,
+    and in a pooled batch one per `pooled_climbers` (4) of the points its schedule gives to exploring."""
+    centres = []
+    around = modes.around
+    monkeypatch.setattr(modes, "around", lambda cube, C, *a, **k: (centres.append(len(C)), around(cube, C, *a, **k))[1])
+    explorers = sum(shells(0).explores(index) for index in range(300, 300 + 128))
+    assert explorers // 4 > 8
+    for n, ablation, tops in ((128, None, explorers // 4), (128, {"pooled_climbers": 0}, 8), (POOLED_FROM - 1, None, 8)):
+        centres.clear()
+        shells(0, ablation).ask(n, 1)
+        assert set(centres) == {tops}
