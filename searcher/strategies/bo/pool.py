@@ -11,9 +11,8 @@ batch draws each kind of candidate once, scores it once, and its points take fro
 - each exploring point reads its own sample of one joint posterior draw over the exploring pool
   (parallel Thompson sampling: a draw per point, on candidates they share), and keeps `radius`
   away from the failures and from every point chosen before it (a quarter of it with a graded
-  loss: `pooled_spacing`);
-  once the batch's points have closed every candidate, a point has no draw to hope on and, after
-  the schedule's split, harvests (`FailureModes._explore`);
+  loss: `pooled_spacing`); once the batch's points have closed every candidate, a point has no
+  draw to hope on and, after the schedule's split, harvests (`FailureModes._explore`);
 - the draws from the failing set at large sample the pooled candidates the model is sure of.
 
 With a graded loss three rules differ from a point asked alone, because a batch's points are told
@@ -22,7 +21,8 @@ and passed points fitted beside the graded model, which the exploring points kee
 (`pooled_model`); the exploring candidates step around one of the highest passes per four
 exploring points, not eight in all (`pooled_climbers`); and the exploring points keep a quarter of
 `radius` apart, not all of it (`pooled_spacing`). Under 0/1 answers there is no slope to climb,
-and a pooled batch explores as it did before these rules. Why: docs/search.md#a-large-batch-harvests-by-failed-and-passed-and-climbs-from-many-passes.
+and a pooled batch explores as it did before these rules. Why:
+docs/search.md#a-large-batch-harvests-by-failed-and-passed-and-climbs-from-many-passes.
 Otherwise which candidate wins is decided by `FailureModes`'s own rules; only where the
 candidates come from changes. Batches under `POOLED_FROM` draw per point, as the suite's figures
 were measured.
