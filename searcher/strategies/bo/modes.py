@@ -792,8 +792,13 @@ class _Model:
 
     def __init__(self, gp: SingleTaskGP, threshold: float, sign: Callable[[np.ndarray], np.ndarray] | None = None,
                  classes: bool = False) -> None:
-        self.gp, self.threshold, self.sign, self.classes = gp, threshold, sign, classes
+        self.gp, self.threshold, self.sign = gp, threshold, sign
         self._difference = ScalarizedPosteriorTransform(torch.tensor([-1.0, 1.0], dtype=torch.float64)) if classes else None
+
+    @property
+    def classes(self) -> bool:
+        """Whether this is the classification of failed and passed points (one GP per class)."""
+        return self._difference is not None
 
     def posterior(self, X: np.ndarray) -> Posterior:
         """The posterior of the score at the rows of `X` (jointly)."""

@@ -141,7 +141,7 @@ class Pool:
             draws = self.explore_model.posterior(C).rsample(torch.Size([self.n])).reshape(self.n, -1).numpy() if len(C) else np.zeros((self.n, 0))
             self._explore = (C, self.s._nearest(C, avoid), np.full(len(C), np.inf), draws)
             self._explore_open = (self.s._proposable(C, seen), {row.tobytes(): i for i, row in enumerate(C)})
-            self._explore_upto = 0
+            self._explore_upto = 0 if self.climbs else len(self.chosen)  # where it does not climb, `avoid` holds the points chosen by now
         C, far, apart, draws = self._explore
         untaken, key = self._explore_open
         if len(self.chosen) > self._explore_upto:
